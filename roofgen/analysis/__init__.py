@@ -1,0 +1,1 @@
+"""Pure roofline analysis: bounds, classification, results."""

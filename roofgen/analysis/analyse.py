@@ -1,0 +1,300 @@
+"""Analysis of cases: per launch, per variant, per machine. Pure: no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roofgen.analysis.bounds import BASES, Bounds, Thresholds, clock_scale, launch_bounds, resources
+from roofgen.analysis.classify import Class, classify, verdict
+from roofgen.model import Basis, Case, Launch, Machine, Specs, Variant
+
+
+@dataclass(frozen=True)
+class Coverage:
+    covered: tuple[str, ...]
+    unknown: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LaunchResult:
+    case: str
+    kernel: str
+    variant: str
+    machine: str
+    index: int  # position in the variant
+    calls: int
+    time_s: float  # median time of one call
+    flop: float | None  # floating-point work of one call (FLOP)
+    ops: float | None  # integer and transcendental work (OP)
+    achieved_flop_per_s: float | None
+    intensity_flop_per_byte: dict[str, float]  # level -> FLOP/byte
+    bound_s: dict[str, float]  # resource -> s (measured basis where present)
+    bounds_datasheet_s: dict[str, float]
+    lower_bound_s: float | None
+    serial_bound_s: float | None
+    binding: str | None
+    runner_up: str | None
+    klass: Class
+    efficiency: float | None
+    efficiency_by_basis: dict[str, float | None]
+    headroom: float | None
+    attainable_flop_per_s: float | None
+    attainable_by_level_flop_per_s: dict[str, float]
+    roof_basis: dict[str, Basis]
+    coverage: Coverage
+    clock_scale: float
+    verdict: str
+    share_of_variant: float  # fraction of the variant's measured time
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    case: str
+    variant: str
+    machine: str
+    launches: tuple[LaunchResult, ...]
+    time_s: float  # sum over launches of calls x median
+    lower_bound_s: float | None  # sum of the launches' bounds (launches run in order)
+    serial_bound_s: float | None
+    bound_s: dict[str, float]  # per resource, summed over launches x calls
+    binding: str | None
+    runner_up: str | None
+    klass: Class
+    efficiency: float | None
+    efficiency_by_basis: dict[str, float | None]
+    headroom: float | None
+    achieved_flop_per_s: float | None
+    speedup_vs_first: float  # first variant's time / this one's
+    end_to_end_s: float | None
+    end_to_end_speedup_vs_first: float | None
+    coverage: Coverage
+    verdict: str
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case: Case
+    variants: tuple[VariantResult, ...]
+
+    @property
+    def best_speedup(self) -> float:
+        return max((v.speedup_vs_first for v in self.variants), default=1.0)
+
+
+@dataclass(frozen=True)
+class MachineResult:
+    machine: Machine
+    ridge_flop_per_byte: dict[str, dict[str, float]]  # compute.<unit>.<precision> -> level -> FLOP/B
+
+
+@dataclass(frozen=True)
+class Analysis:
+    thresholds: Thresholds
+    machines: tuple[MachineResult, ...]
+    cases: tuple[CaseResult, ...]
+
+
+def analyse(specs: Specs, thresholds: Thresholds | None = None) -> Analysis:
+    t = thresholds or Thresholds()
+    machines = tuple(machine_result(m) for _, m in sorted(specs.machines.items()))
+    cases = tuple(
+        case_result(c, specs.machines, t) for c in sorted(specs.cases, key=lambda c: c.id)
+    )
+    return Analysis(t, machines, cases)
+
+
+def machine_result(machine: Machine) -> MachineResult:
+    ridges: dict[str, dict[str, float]] = {}
+    for unit in machine.compute:
+        for precision, peak in unit.peaks.items():
+            ridges[f"compute.{unit.id}.{precision}"] = {
+                level.id: peak.value() / level.bandwidth.value() for level in machine.memory
+            }
+    return MachineResult(machine, ridges)
+
+
+def case_result(case: Case, machines: dict[str, Machine], t: Thresholds) -> CaseResult:
+    variants: list[VariantResult] = []
+    for variant in case.variants:
+        first = variants[0] if variants else None
+        variants.append(variant_result(case, variant, machines[variant.machine], t, first))
+    return CaseResult(case, tuple(variants))
+
+
+def _sum_bounds(launches: list[tuple[Bounds, int]]) -> dict[str, float]:
+    total: dict[str, float] = {}
+    for bounds, calls in launches:
+        for resource, seconds in bounds.seconds.items():
+            total[resource] = total.get(resource, 0.0) + calls * seconds
+    return total
+
+
+def variant_result(
+    case: Case,
+    variant: Variant,
+    machine: Machine,
+    t: Thresholds,
+    first: VariantResult | None,
+) -> VariantResult:
+    time_s = sum(x.calls * x.measurement.time.median_s for x in variant.launches)
+    per_basis = {b: [launch_bounds(machine, x, b) for x in variant.launches] for b in BASES}
+    results = tuple(
+        launch_result(case, variant, i, x, machine, per_basis["measured"][i],
+                      per_basis["datasheet"][i], t, time_s)
+        for i, x in enumerate(variant.launches)
+    )
+    calls = [x.calls for x in variant.launches]
+    lower = _variant_bound(results, calls, "lower_bound_s")
+    serial = _variant_bound(results, calls, "serial_bound_s")
+    totals = _sum_bounds(list(zip(per_basis["measured"], calls, strict=True)))
+    merged = Bounds(
+        totals,
+        tuple(sorted({u for b in per_basis["measured"] for u in b.unknown} - set(totals))),
+        {},
+    )
+    enough = all(r.klass != "insufficient-data" for r in results)
+    efficiency = lower / time_s if lower is not None and enough else None
+    by_basis: dict[str, float | None] = {}
+    for b in BASES:
+        bs = [x.bound_s for x in per_basis[b]]
+        by_basis[b] = (
+            sum(c * s for c, s in zip(calls, bs, strict=True) if s is not None) / time_s
+            if enough and all(s is not None for s in bs)
+            else None
+        )
+    klass = classify(merged, efficiency, t) if enough else "insufficient-data"
+    ranked = merged.ranked()
+    flop = [r.flop for r in results]
+    achieved = (
+        sum(c * f for c, f in zip(calls, flop, strict=True) if f is not None) / time_s
+        if all(f is not None for f in flop)
+        else None
+    )
+    e2e = case.end_to_end_s.get(variant.id)
+    first_e2e = case.end_to_end_s.get(first.variant) if first else e2e
+    return VariantResult(
+        case=case.id,
+        variant=variant.id,
+        machine=machine.id,
+        launches=results,
+        time_s=time_s,
+        lower_bound_s=lower,
+        serial_bound_s=serial,
+        bound_s=totals,
+        binding=ranked[0][0] if ranked else None,
+        runner_up=ranked[1][0] if len(ranked) > 1 else None,
+        klass=klass,
+        efficiency=efficiency,
+        efficiency_by_basis=by_basis,
+        headroom=1.0 / efficiency if efficiency else None,
+        achieved_flop_per_s=achieved,
+        speedup_vs_first=(first.time_s if first else time_s) / time_s,
+        end_to_end_s=e2e,
+        end_to_end_speedup_vs_first=first_e2e / e2e if e2e and first_e2e else None,
+        coverage=Coverage(tuple(sorted(totals)), merged.unknown),
+        verdict=verdict(klass, merged, efficiency, t),
+    )
+
+
+def _variant_bound(results: tuple[LaunchResult, ...], calls: list[int], attr: str) -> float | None:
+    values = [getattr(r, attr) for r in results]
+    if any(v is None for v in values):
+        return None
+    return sum(c * v for c, v in zip(calls, values, strict=True))
+
+
+def _work(launch: Launch, integer: bool) -> float | None:
+    flops = launch.measurement.flops
+    if flops is None:
+        return None
+    total = 0.0
+    for by_precision in flops.values():
+        for precision, work in by_precision.items():
+            is_int = precision.startswith("int") or precision == "transcendental"
+            if is_int == integer:
+                total += work
+    return total
+
+
+def launch_result(
+    case: Case,
+    variant: Variant,
+    index: int,
+    launch: Launch,
+    machine: Machine,
+    bounds: Bounds,
+    datasheet: Bounds,
+    t: Thresholds,
+    variant_time_s: float,
+) -> LaunchResult:
+    m = launch.measurement
+    time_s = m.time.median_s
+    flop = _work(launch, integer=False)
+    lower = bounds.bound_s
+    efficiency = lower / time_s if lower is not None else None
+    klass = classify(bounds, efficiency, t)
+    if klass == "insufficient-data":
+        efficiency = None
+    ranked = bounds.ranked()
+    intensity: dict[str, float] = {}
+    attainable_by_level: dict[str, float] = {}
+    compute_s = max(
+        (s for r, s in bounds.seconds.items() if r.startswith("compute.")), default=None
+    )
+    if flop and m.bytes:
+        for level in machine.memory:
+            moved = m.bytes.get(level.id)
+            if not moved:
+                continue
+            intensity[level.id] = flop / moved
+            level_s = bounds.seconds[f"memory.{level.id}"]
+            # min(peak of the units, bandwidth x intensity) = FLOPs / max(t_compute, t_level)
+            attainable_by_level[level.id] = flop / max(compute_s or 0.0, level_s)
+    return LaunchResult(
+        case=case.id,
+        kernel=launch.kernel,
+        variant=variant.id,
+        machine=machine.id,
+        index=index,
+        calls=launch.calls,
+        time_s=time_s,
+        flop=flop,
+        ops=_work(launch, integer=True),
+        achieved_flop_per_s=flop / time_s if flop is not None else None,
+        intensity_flop_per_byte=intensity,
+        bound_s=dict(bounds.seconds),
+        bounds_datasheet_s=dict(datasheet.seconds),
+        lower_bound_s=lower,
+        serial_bound_s=bounds.serial_s,
+        binding=ranked[0][0] if ranked else None,
+        runner_up=ranked[1][0] if len(ranked) > 1 else None,
+        klass=klass,
+        efficiency=efficiency,
+        efficiency_by_basis={
+            "measured": efficiency,
+            "datasheet": datasheet.bound_s / time_s
+            if datasheet.bound_s is not None and efficiency is not None
+            else None,
+        },
+        headroom=1.0 / efficiency if efficiency else None,
+        attainable_flop_per_s=flop / lower if flop is not None and lower else None,
+        attainable_by_level_flop_per_s=attainable_by_level,
+        roof_basis=dict(bounds.basis),
+        coverage=Coverage(tuple(sorted(bounds.seconds)), bounds.unknown),
+        clock_scale=clock_scale(machine, m).sm,
+        verdict=verdict(klass, bounds, efficiency, t),
+        share_of_variant=launch.calls * time_s / variant_time_s,
+    )
+
+
+__all__ = [
+    "Analysis",
+    "CaseResult",
+    "Coverage",
+    "LaunchResult",
+    "MachineResult",
+    "Thresholds",
+    "VariantResult",
+    "analyse",
+    "resources",
+]

@@ -1,0 +1,219 @@
+"""The resource model: time lower bounds per resource, binding roof, efficiency.
+
+Pure functions of model objects. Every resource is a physical unit with a
+capacity per second; a launch places a demand on each. The time a resource
+needs is demand / capacity (seconds); units run concurrently, so the lower
+bound on the launch's time is the max over resources (the binding roof), and
+the no-overlap sum is reported as the serial bound. A resource without demand
+data is unknown, never zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from roofgen.model import Basis, Launch, Machine, Measurement, Roof
+
+BASES: tuple[Basis, ...] = ("measured", "datasheet")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Classification thresholds; printed with every verdict."""
+
+    co_bound_margin: float = 0.15  # runner-up within this fraction of the bound: co-bound
+    below_roofs_efficiency: float = 0.5  # efficiency under this: below all roofs
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Per-resource time bounds (s) of one launch on one basis."""
+
+    seconds: dict[str, float]  # resource -> demand / capacity, known resources only
+    unknown: tuple[str, ...]  # resources without demand data
+    basis: dict[str, Basis]  # resource -> which roof value was used
+
+    @property
+    def bound_s(self) -> float | None:
+        return max(self.seconds.values()) if self.seconds else None
+
+    @property
+    def serial_s(self) -> float | None:
+        return sum(self.seconds.values()) if self.seconds else None
+
+    def ranked(self) -> list[tuple[str, float]]:
+        """Resources by time, largest first (ties broken by name, for stable output)."""
+        return sorted(self.seconds.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Clock scaling of roofs to the measurement's clocks."""
+
+    sm: float = 1.0
+    memory: float = 1.0
+
+
+def clock_scale(machine: Machine, m: Measurement) -> Scale:
+    sm = m.sm_clock_hz / machine.sm_clock_hz if m.sm_clock_hz else 1.0
+    mem = (
+        m.memory_clock_hz / machine.memory_clock_hz
+        if m.memory_clock_hz and machine.memory_clock_hz
+        else 1.0
+    )
+    return Scale(sm, mem)
+
+
+def _pick(roof: Roof, basis: Basis) -> tuple[float, Basis]:
+    used: Basis = "measured" if basis == "measured" and roof.measured is not None else "datasheet"
+    return roof.value(basis), used
+
+
+def resources(machine: Machine) -> list[str]:
+    """Every resource name of ``machine``, in a fixed order."""
+    names = [f"compute.{u.id}" for u in machine.compute]
+    names += [f"memory.{m.id}" for m in machine.memory]
+    names += [f"link.{k.id}" for k in machine.links]
+    if machine.issue is not None:
+        names.append("issue")
+    if machine.power is not None:
+        names.append("power")
+    if machine.runtime is not None:
+        names.append("launch")
+    return names
+
+
+@dataclass
+class _Acc:
+    seconds: dict[str, float] = field(default_factory=dict)
+    unknown: list[str] = field(default_factory=list)
+    basis: dict[str, Basis] = field(default_factory=dict)
+
+
+def launch_bounds(machine: Machine, launch: Launch, basis: Basis = "measured") -> Bounds:
+    """Time each resource needs for one call of ``launch``'s kernel."""
+    m = launch.measurement
+    scale = clock_scale(machine, m)
+    acc = _Acc()
+    _compute(machine, m, basis, scale, acc)
+    _memory(machine, m, basis, scale, acc)
+    _links(machine, m, basis, acc)
+    _issue(machine, m, scale, acc)
+    _power(machine, m, basis, acc)
+    _runtime(machine, m, acc)
+    return Bounds(acc.seconds, tuple(acc.unknown), acc.basis)
+
+
+def _compute(machine: Machine, m: Measurement, basis: Basis, scale: Scale, acc: _Acc) -> None:
+    for unit in machine.compute:
+        name = f"compute.{unit.id}"
+        if m.flops is None:
+            acc.unknown.append(name)
+            continue
+        factor = scale.sm if unit.clock_scaled else 1.0
+        total = 0.0
+        used: Basis = "datasheet"
+        for precision, work in m.flops.get(unit.id, {}).items():
+            peak, b = _pick(unit.peaks[precision], basis)
+            total += work / (peak * factor)  # precisions on one unit share its time
+            used = "measured" if b == "measured" else used
+        acc.seconds[name] = total
+        acc.basis[name] = used
+
+
+def _memory(machine: Machine, m: Measurement, basis: Basis, scale: Scale, acc: _Acc) -> None:
+    for level in machine.memory:
+        name = f"memory.{level.id}"
+        if m.bytes is None or level.id not in m.bytes:
+            acc.unknown.append(name)
+            continue
+        if level.clock_scaled:
+            factor = scale.sm
+        else:
+            factor = scale.memory if level.role == "device" else 1.0
+        bw, used = _pick(level.bandwidth, basis)
+        acc.seconds[name] = m.bytes[level.id] / (bw * factor)
+        acc.basis[name] = used
+
+
+def _links(machine: Machine, m: Measurement, basis: Basis, acc: _Acc) -> None:
+    for link in machine.links:
+        name = f"link.{link.id}"
+        if m.link_bytes is None:
+            acc.unknown.append(name)
+            continue
+        out_b, in_b = m.link_bytes.get(link.id, (0.0, 0.0))
+        bw, used = _pick(link.bandwidth_per_direction, basis)
+        # Each direction has its own bandwidth; the busier one binds.
+        acc.seconds[name] = max(out_b, in_b) / bw
+        acc.basis[name] = used
+
+
+def _issue(machine: Machine, m: Measurement, scale: Scale, acc: _Acc) -> None:
+    if machine.issue is None:
+        return
+    if m.instructions is None:
+        acc.unknown.append("issue")
+        return
+    rate = machine.issue.rate_per_s(machine.sm_clock_hz * scale.sm)
+    acc.seconds["issue"] = m.instructions / rate
+    acc.basis["issue"] = "datasheet"
+
+
+def _power(machine: Machine, m: Measurement, basis: Basis, acc: _Acc) -> None:
+    power = machine.power
+    if power is None:
+        return
+    limit, used = _pick(power.limit, basis)
+    energy = m.energy_j
+    if energy is None and m.average_power_w is not None:
+        energy = m.average_power_w * m.time.median_s
+    if energy is not None:
+        acc.seconds["power"] = energy / limit  # average power cannot exceed the limit
+        acc.basis["power"] = used
+        return
+    modelled = _modelled_energy(machine, m)
+    if modelled is None or limit <= power.idle_w:
+        acc.unknown.append("power")
+        return
+    acc.seconds["power"] = modelled / (limit - power.idle_w)
+    acc.basis["power"] = used
+
+
+def _modelled_energy(machine: Machine, m: Measurement) -> float | None:
+    """Dynamic energy (J) of the work from per-FLOP and per-byte coefficients."""
+    power = machine.power
+    if power is None or m.flops is None or m.bytes is None:
+        return None
+    if not power.energy_per_flop_j or not power.energy_per_byte_j:
+        return None
+    energy = 0.0
+    for by_precision in m.flops.values():
+        for precision, work in by_precision.items():
+            coefficient = power.energy_per_flop_j.get(precision.removesuffix("-sparse"))
+            if coefficient is None:
+                return None
+            energy += work * coefficient
+    for level, moved in m.bytes.items():
+        coefficient = power.energy_per_byte_j.get(level)
+        if coefficient is None:
+            return None
+        energy += moved * coefficient
+    return energy
+
+
+def _runtime(machine: Machine, m: Measurement, acc: _Acc) -> None:
+    rt = machine.runtime
+    if rt is None:
+        return
+    per_launch = rt.graph_launch_overhead_s if m.graph else rt.launch_overhead_s
+    if m.launches is None and m.syncs is None:
+        acc.unknown.append("launch")
+        return
+    if (m.launches and per_launch is None) or (m.syncs and rt.sync_overhead_s is None):
+        acc.unknown.append("launch")
+        return
+    acc.seconds["launch"] = (m.launches or 0) * (per_launch or 0.0) + (m.syncs or 0) * (
+        rt.sync_overhead_s or 0.0
+    )
+    acc.basis["launch"] = "datasheet"

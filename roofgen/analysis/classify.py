@@ -1,0 +1,56 @@
+"""Classification of a bound: bound, co-bound, below all roofs, insufficient data."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from roofgen.analysis.bounds import Bounds, Thresholds
+
+Class = Literal["bound", "co-bound", "below-roofs", "insufficient-data"]
+CLASSES: tuple[Class, ...] = ("bound", "co-bound", "below-roofs", "insufficient-data")
+
+
+def has_enough_data(bounds: Bounds) -> bool:
+    """The classic axes must be known: some compute demand and some memory demand."""
+    compute = any(r.startswith("compute.") for r in bounds.seconds)
+    memory = any(r.startswith("memory.") for r in bounds.seconds)
+    return compute and memory and (bounds.bound_s or 0.0) > 0.0
+
+
+def classify(bounds: Bounds, efficiency: float | None, t: Thresholds) -> Class:
+    if not has_enough_data(bounds) or efficiency is None:
+        return "insufficient-data"
+    if efficiency < t.below_roofs_efficiency:
+        return "below-roofs"
+    ranked = bounds.ranked()
+    if len(ranked) > 1 and ranked[1][1] >= (1.0 - t.co_bound_margin) * ranked[0][1]:
+        return "co-bound"
+    return "bound"
+
+
+def verdict(
+    klass: Class,
+    bounds: Bounds,
+    efficiency: float | None,
+    t: Thresholds,
+) -> str:
+    """One sentence with the numbers and the thresholds that decided it."""
+    ranked = bounds.ranked()
+    limits = (
+        f"(co-bound margin {t.co_bound_margin:.0%}, "
+        f"below-roofs threshold {t.below_roofs_efficiency:.0%})"
+    )
+    if klass == "insufficient-data":
+        missing = [r for r in bounds.unknown if r.startswith(("compute.", "memory."))]
+        what = ", ".join(missing) if missing else "FLOPs or bytes"
+        return f"insufficient data: no demand known for {what}"
+    top, top_s = ranked[0]
+    eff = f"{efficiency:.0%}" if efficiency is not None else "?"
+    runner = ""
+    if len(ranked) > 1 and top_s > 0:
+        runner = f"; runner-up {ranked[1][0]} at {ranked[1][1] / top_s:.0%} of it"
+    if klass == "below-roofs":
+        return f"below all roofs: {eff} of the {top} bound{runner} {limits}"
+    if klass == "co-bound":
+        return f"co-bound by {top} and {ranked[1][0]}: {eff} of the bound{runner} {limits}"
+    return f"{top}-bound at {eff} of its roof{runner} {limits}"

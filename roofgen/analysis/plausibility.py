@@ -1,0 +1,148 @@
+"""Plausibility checks of measurements, driven by rules kept as data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from roofgen.analysis.analyse import Analysis, LaunchResult
+from roofgen.analysis.bounds import launch_bounds
+from roofgen.model import Case, Launch, Machine, Specs
+from roofgen.units_format import fmt_frequency, fmt_percent, fmt_time
+
+PathKey = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    check: str
+    severity: str  # warning, note or off
+    message: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Finding:
+    case: str
+    path: PathKey  # inside the case document
+    rule: str
+    severity: str
+    message: str
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    case: Case
+    machine: Machine
+    launch: Launch
+    result: LaunchResult
+    path: PathKey
+
+
+def rules_from_data(data: dict[str, Any]) -> list[Rule]:
+    return [
+        Rule(r["id"], r["check"], r["severity"], r["message"], dict(r.get("params", {})))
+        for r in data["rules"]
+    ]
+
+
+def merge_rules(shipped: list[Rule], team: list[Rule]) -> list[Rule]:
+    """A team's rule replaces the shipped rule with the same id."""
+    by_id = {r.id: r for r in shipped}
+    for rule in team:
+        by_id[rule.id] = rule
+    return list(by_id.values())
+
+
+def check(specs: Specs, analysis: Analysis, rules: list[Rule]) -> list[Finding]:
+    findings: list[Finding] = []
+    active = [r for r in rules if r.severity != "off"]
+    for case_result in analysis.cases:
+        case = case_result.case
+        for v_index, (variant, vres) in enumerate(
+            zip(case.variants, case_result.variants, strict=True)
+        ):
+            machine = specs.machines[variant.machine]
+            for l_index, (launch, lres) in enumerate(
+                zip(variant.launches, vres.launches, strict=True)
+            ):
+                path: PathKey = ("variants", v_index, "launches", l_index, "measurement")
+                ctx = _Ctx(case, machine, launch, lres, path)
+                for rule in active:
+                    for sub, values in CHECKS[rule.check](ctx, rule.params):
+                        findings.append(
+                            Finding(
+                                case.id,
+                                path + sub,
+                                rule.id,
+                                rule.severity,
+                                rule.message.format(**values, **rule.params),
+                            )
+                        )
+    return findings
+
+
+Hit = tuple[PathKey, dict[str, str]]
+
+
+def _above_roof(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
+    tolerance = float(params.get("tolerance", 0.02))
+    time_s = ctx.result.time_s
+    bounds = launch_bounds(ctx.machine, ctx.launch, "datasheet")
+    for resource, need in bounds.ranked():
+        if resource.startswith(("compute.", "memory.")) and need > time_s * (1 + tolerance):
+            field = "flops" if resource.startswith("compute.") else "bytes"
+            yield (field,), {
+                "resource": resource,
+                "need": fmt_time(need),
+                "time": fmt_time(time_s),
+                "ratio": fmt_percent(need / time_s),
+            }
+
+
+def _spread(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
+    limit = float(params.get("max_spread", 0.05))
+    t = ctx.launch.measurement.time
+    if t.q1_s is not None and t.q3_s is not None:
+        spread, how = (t.q3_s - t.q1_s) / t.median_s, "interquartile range"
+    elif t.ci_low_s is not None and t.ci_high_s is not None:
+        spread, how = (t.ci_high_s - t.ci_low_s) / t.median_s, "confidence interval of the median"
+    else:
+        return
+    if spread > limit:
+        yield ("time",), {"spread": fmt_percent(spread), "how": how, "limit": fmt_percent(limit)}
+
+
+def _no_warmup(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
+    t = ctx.launch.measurement.time
+    if params.get("when") == "missing":
+        if t.warmup is None and ctx.launch.measurement.timing != "ncu-replay":
+            yield ("time",), {}
+    elif t.warmup == 0:
+        yield ("time", "warmup"), {}
+
+
+def _few_repeats(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
+    repeats = ctx.launch.measurement.time.repeats
+    if repeats is not None and repeats < int(params.get("min_repeats", 10)):
+        yield ("time", "repeats"), {"repeats": str(repeats)}
+
+
+def _profiler_clocks(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
+    m = ctx.launch.measurement
+    if m.timing == "ncu-replay" and m.sm_clock_hz and m.sm_clock_hz < ctx.machine.sm_clock_hz:
+        yield ("clocks",), {
+            "clock": fmt_frequency(m.sm_clock_hz),
+            "fraction": fmt_percent(m.sm_clock_hz / ctx.machine.sm_clock_hz),
+        }
+
+
+CHECKS: dict[str, Callable[[_Ctx, dict[str, Any]], Iterator[Hit]]] = {
+    "above-roof": _above_roof,
+    "spread": _spread,
+    "no-warmup": _no_warmup,
+    "few-repeats": _few_repeats,
+    "profiler-clocks": _profiler_clocks,
+}

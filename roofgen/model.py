@@ -1,0 +1,238 @@
+"""Frozen, typed model objects built from validated specs.
+
+Every number is a float in SI base units of roofgen's dimensions, and the unit
+is in the field name (``_s`` seconds, ``_b`` bytes, ``_flop`` FLOP or OP,
+``_per_s`` rates, ``_hz`` clocks, ``_w`` watts, ``_j`` joules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Basis = Literal["measured", "datasheet"]
+Role = Literal["device", "llc", "l1"]
+
+
+@dataclass(frozen=True)
+class Roof:
+    """A capacity per second with a datasheet and/or a measured value."""
+
+    datasheet: float | None
+    measured: float | None = None
+    source: str = ""
+    measured_source: str = ""
+
+    def value(self, basis: Basis = "measured") -> float:
+        """The measured value where present (basis 'measured'), else the datasheet one."""
+        if basis == "measured" and self.measured is not None:
+            return self.measured
+        if self.datasheet is not None:
+            return self.datasheet
+        assert self.measured is not None  # the schema requires one of the two
+        return self.measured
+
+    @property
+    def basis(self) -> Basis:
+        return "measured" if self.measured is not None else "datasheet"
+
+
+@dataclass(frozen=True)
+class SubCeiling:
+    id: str
+    name: str
+    precision: str
+    value: Roof
+
+
+@dataclass(frozen=True)
+class ComputeUnit:
+    id: str
+    name: str
+    kind: str
+    peaks: dict[str, Roof]  # precision -> FLOP/s (or OP/s for int*, transcendental)
+    ceilings: tuple[SubCeiling, ...] = ()
+    clock_scaled: bool = True
+
+
+@dataclass(frozen=True)
+class MemoryLevel:
+    id: str
+    name: str
+    role: Role
+    bandwidth: Roof  # B/s
+    transaction_size_b: float | None = None
+    capacity_b: float | None = None
+    clock_scaled: bool = False
+
+
+@dataclass(frozen=True)
+class Link:
+    id: str
+    name: str
+    kind: str
+    bandwidth_per_direction: Roof  # B/s one way
+    latency_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Power:
+    limit: Roof  # W
+    idle_w: float = 0.0
+    energy_per_flop_j: dict[str, float] = field(default_factory=dict)  # precision -> J/FLOP
+    energy_per_byte_j: dict[str, float] = field(default_factory=dict)  # level -> J/B
+
+
+@dataclass(frozen=True)
+class Issue:
+    sms: int
+    schedulers_per_sm: int
+    warp_size: int = 32
+
+    def rate_per_s(self, clock_hz: float) -> float:
+        """Warp instructions per second: SMs x schedulers x clock (one issue per cycle)."""
+        return self.sms * self.schedulers_per_sm * clock_hz
+
+
+@dataclass(frozen=True)
+class Runtime:
+    launch_overhead_s: float | None = None
+    graph_launch_overhead_s: float | None = None
+    sync_overhead_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Machine:
+    id: str
+    name: str
+    sm_clock_hz: float
+    compute: tuple[ComputeUnit, ...]
+    memory: tuple[MemoryLevel, ...]  # far to near
+    links: tuple[Link, ...] = ()
+    power: Power | None = None
+    issue: Issue | None = None
+    runtime: Runtime | None = None
+    memory_clock_hz: float | None = None
+    base_sm_clock_hz: float | None = None
+    version: int | None = None
+    vendor: str = ""
+    description: str = ""
+    file: str = ""
+
+    def unit(self, unit_id: str) -> ComputeUnit | None:
+        return next((u for u in self.compute if u.id == unit_id), None)
+
+    def level(self, level_id: str) -> MemoryLevel | None:
+        return next((m for m in self.memory if m.id == level_id), None)
+
+    def link(self, link_id: str) -> Link | None:
+        return next((k for k in self.links if k.id == link_id), None)
+
+
+@dataclass(frozen=True)
+class TimeStats:
+    median_s: float
+    min_s: float | None = None
+    max_s: float | None = None
+    q1_s: float | None = None
+    q3_s: float | None = None
+    ci_low_s: float | None = None
+    ci_high_s: float | None = None
+    repeats: int | None = None
+    warmup: int | None = None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    time: TimeStats
+    timing: str | None = None
+    sm_clock_hz: float | None = None
+    memory_clock_hz: float | None = None
+    flops: dict[str, dict[str, float]] | None = None  # unit -> precision -> FLOP (or OP)
+    model_flops: dict[str, dict[str, float]] | None = None
+    bytes: dict[str, float] | None = None  # level -> bytes moved
+    instructions: float | None = None  # warp instructions
+    transactions: dict[str, float] | None = None
+    link_bytes: dict[str, tuple[float, float]] | None = None  # link -> (out, in)
+    energy_j: float | None = None
+    average_power_w: float | None = None
+    launches: int | None = None
+    syncs: int | None = None
+    graph: bool = False
+    grid: tuple[int, ...] | None = None
+    block: tuple[int, ...] | None = None
+    occupancy: float | None = None
+    waves: float | None = None
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class Operator:
+    kind: str
+    shape: dict[str, int | str | bool] = field(default_factory=dict)
+    phase: str | None = None
+    causal: bool | None = None
+
+
+@dataclass(frozen=True)
+class Kernel:
+    id: str
+    name: str
+    operator: Operator
+    dtypes: dict[str, str] = field(default_factory=dict)
+    units: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Launch:
+    kernel: str
+    calls: int
+    measurement: Measurement
+
+
+@dataclass(frozen=True)
+class Variant:
+    id: str
+    name: str
+    machine: str
+    launches: tuple[Launch, ...]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class MachineRef:
+    id: str
+    version: int | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    title: str
+    machines: tuple[MachineRef, ...]
+    kernels: tuple[Kernel, ...]
+    variants: tuple[Variant, ...]
+    summary: str = ""
+    date: str = ""
+    owners: tuple[str, ...] = ()
+    status: str = ""
+    tags: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    links: dict[str, str] = field(default_factory=dict)
+    narrative: dict[str, str] = field(default_factory=dict)
+    method: dict[str, str] = field(default_factory=dict)
+    end_to_end_s: dict[str, float] = field(default_factory=dict)
+    end_to_end_notes: dict[str, str] = field(default_factory=dict)
+    file: str = ""
+
+    def kernel(self, kernel_id: str) -> Kernel | None:
+        return next((k for k in self.kernels if k.id == kernel_id), None)
+
+
+@dataclass(frozen=True)
+class Specs:
+    """Everything loaded from a set of spec files."""
+
+    machines: dict[str, Machine]
+    cases: tuple[Case, ...]

@@ -1,0 +1,147 @@
+"""Analysis results as versioned JSON and as text for a terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roofgen import __version__
+from roofgen.analysis.analyse import Analysis, LaunchResult, VariantResult
+from roofgen.problems import Problem
+from roofgen.units_format import fmt_percent, fmt_ratio, fmt_si, fmt_time
+
+OUTPUT_VERSION = 1
+
+UNITS = {
+    "time_s": "s",
+    "bound_s": "s",
+    "lower_bound_s": "s",
+    "serial_bound_s": "s",
+    "flop": "FLOP",
+    "ops": "OP",
+    "achieved_flop_per_s": "FLOP/s",
+    "attainable_flop_per_s": "FLOP/s",
+    "attainable_by_level_flop_per_s": "FLOP/s",
+    "intensity_flop_per_byte": "FLOP/B",
+    "ridge_flop_per_byte": "FLOP/B",
+    "efficiency": "fraction of the bound (bound / measured time)",
+    "headroom": "measured time / bound",
+    "end_to_end_s": "s",
+}
+
+
+def _coverage(c: Any) -> dict[str, list[str]]:
+    return {"covered": list(c.covered), "unknown": list(c.unknown)}
+
+
+def launch_json(r: LaunchResult) -> dict[str, Any]:
+    return {
+        "case": r.case,
+        "kernel": r.kernel,
+        "variant": r.variant,
+        "machine": r.machine,
+        "index": r.index,
+        "calls": r.calls,
+        "time_s": r.time_s,
+        "flop": r.flop,
+        "ops": r.ops,
+        "achieved_flop_per_s": r.achieved_flop_per_s,
+        "intensity_flop_per_byte": r.intensity_flop_per_byte,
+        "attainable_flop_per_s": r.attainable_flop_per_s,
+        "attainable_by_level_flop_per_s": r.attainable_by_level_flop_per_s,
+        "binding": r.binding,
+        "runner_up": r.runner_up,
+        "class": r.klass,
+        "bound_s": r.bound_s,
+        "bound_datasheet_s": r.bounds_datasheet_s,
+        "lower_bound_s": r.lower_bound_s,
+        "serial_bound_s": r.serial_bound_s,
+        "efficiency": r.efficiency,
+        "efficiency_by_basis": r.efficiency_by_basis,
+        "headroom": r.headroom,
+        "roof_basis": r.roof_basis,
+        "coverage": _coverage(r.coverage),
+        "clock_scale": r.clock_scale,
+        "share_of_variant": r.share_of_variant,
+        "verdict": r.verdict,
+    }
+
+
+def variant_json(v: VariantResult) -> dict[str, Any]:
+    return {
+        "case": v.case,
+        "variant": v.variant,
+        "machine": v.machine,
+        "time_s": v.time_s,
+        "achieved_flop_per_s": v.achieved_flop_per_s,
+        "binding": v.binding,
+        "runner_up": v.runner_up,
+        "class": v.klass,
+        "bound_s": v.bound_s,
+        "lower_bound_s": v.lower_bound_s,
+        "serial_bound_s": v.serial_bound_s,
+        "efficiency": v.efficiency,
+        "efficiency_by_basis": v.efficiency_by_basis,
+        "headroom": v.headroom,
+        "speedup_vs_first": v.speedup_vs_first,
+        "end_to_end_s": v.end_to_end_s,
+        "end_to_end_speedup_vs_first": v.end_to_end_speedup_vs_first,
+        "coverage": _coverage(v.coverage),
+        "verdict": v.verdict,
+        "launches": [launch_json(x) for x in v.launches],
+    }
+
+
+def analysis_json(analysis: Analysis, problems: list[Problem] | None = None) -> dict[str, Any]:
+    """The stable, versioned output of `roofgen analyze --format json`."""
+    t = analysis.thresholds
+    return {
+        "roofgen_output": OUTPUT_VERSION,
+        "roofgen_version": __version__,
+        "units": UNITS,
+        "thresholds": {
+            "co_bound_margin": t.co_bound_margin,
+            "below_roofs_efficiency": t.below_roofs_efficiency,
+        },
+        "machines": [
+            {
+                "id": m.machine.id,
+                "name": m.machine.name,
+                "version": m.machine.version,
+                "ridge_flop_per_byte": m.ridge_flop_per_byte,
+            }
+            for m in analysis.machines
+        ],
+        "cases": [
+            {
+                "id": c.case.id,
+                "title": c.case.title,
+                "file": c.case.file,
+                "variants": [variant_json(v) for v in c.variants],
+            }
+            for c in analysis.cases
+        ],
+        "problems": [p.to_json() for p in problems or []],
+    }
+
+
+def analysis_text(analysis: Analysis) -> str:
+    lines: list[str] = []
+    for c in analysis.cases:
+        lines.append(f"{c.case.id}: {c.case.title}")
+        for v in c.variants:
+            speed = "" if v is c.variants[0] else f", {fmt_ratio(v.speedup_vs_first)} vs first"
+            lines.append(
+                f"  {v.variant} on {v.machine}: {fmt_time(v.time_s)}{speed}; {v.verdict}"
+            )
+            for r in v.launches:
+                calls = f" x{r.calls}" if r.calls != 1 else ""
+                lines.append(
+                    f"    {r.kernel}{calls}: {fmt_time(r.time_s)}, "
+                    f"{fmt_si(r.achieved_flop_per_s, 'FLOP/s')}, "
+                    f"bound {fmt_time(r.lower_bound_s)}, efficiency {fmt_percent(r.efficiency)}"
+                )
+                lines.append(f"      {r.verdict}")
+                if r.coverage.unknown:
+                    lines.append(f"      unknown: {', '.join(r.coverage.unknown)}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

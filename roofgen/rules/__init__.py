@@ -1,0 +1,1 @@
+"""Plausibility rules shipped as data."""

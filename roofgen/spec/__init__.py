@@ -1,0 +1,1 @@
+"""Spec files: loading with positions, schema validation, units, references."""

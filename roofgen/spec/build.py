@@ -1,0 +1,245 @@
+"""Turn validated spec documents into model objects (quantities to SI floats)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roofgen.model import (
+    Case,
+    ComputeUnit,
+    Issue,
+    Kernel,
+    Launch,
+    Link,
+    Machine,
+    MachineRef,
+    Measurement,
+    MemoryLevel,
+    Operator,
+    Power,
+    Roof,
+    Runtime,
+    SubCeiling,
+    TimeStats,
+    Variant,
+)
+from roofgen.spec.quantity import parse_quantity as q
+
+
+def _opt(value: Any, dimension: str) -> float | None:
+    return None if value is None else q(value, dimension)
+
+
+def _precision_dim(precision: str, count: bool) -> str:
+    base = precision.removesuffix("-sparse")
+    integer = base.startswith("int") or base == "transcendental"
+    if count:
+        return "op" if integer else "flop"
+    return "op_rate" if integer else "flop_rate"
+
+
+def roof(value: Any, dimension: str) -> Roof:
+    if not isinstance(value, dict):
+        return Roof(datasheet=q(value, dimension))
+    return Roof(
+        datasheet=_opt(value.get("datasheet"), dimension),
+        measured=_opt(value.get("measured"), dimension),
+        source=value.get("source", ""),
+        measured_source=value.get("measured_source", ""),
+    )
+
+
+def machine(data: dict[str, Any], file: str = "") -> Machine:
+    clocks = data["clocks"]
+    power = data.get("power")
+    issue = data.get("issue")
+    runtime = data.get("runtime")
+    return Machine(
+        id=data["id"],
+        name=data["name"],
+        version=data.get("version"),
+        vendor=data.get("vendor", ""),
+        description=data.get("description", ""),
+        sm_clock_hz=q(clocks["sm"], "frequency"),
+        memory_clock_hz=_opt(clocks.get("memory"), "frequency"),
+        base_sm_clock_hz=_opt(clocks.get("base_sm"), "frequency"),
+        compute=tuple(_unit(u) for u in data["compute"]),
+        memory=tuple(_level(m) for m in data["memory"]),
+        links=tuple(
+            Link(
+                id=k["id"],
+                name=k.get("name", k["id"]),
+                kind=k["kind"],
+                bandwidth_per_direction=roof(k["bandwidth_per_direction"], "bandwidth"),
+                latency_s=_opt(k.get("latency"), "time"),
+            )
+            for k in data.get("links", [])
+        ),
+        power=None
+        if power is None
+        else Power(
+            limit=roof(power["limit"], "power"),
+            idle_w=_opt(power.get("idle"), "power") or 0.0,
+            energy_per_flop_j={
+                p: q(v, "energy_per_op" if p.startswith("int") else "energy_per_flop")
+                for p, v in power.get("energy_per_flop", {}).items()
+            },
+            energy_per_byte_j={
+                lvl: q(v, "energy_per_byte") for lvl, v in power.get("energy_per_byte", {}).items()
+            },
+        ),
+        issue=None
+        if issue is None
+        else Issue(issue["sms"], issue["schedulers_per_sm"], issue.get("warp_size", 32)),
+        runtime=None
+        if runtime is None
+        else Runtime(
+            launch_overhead_s=_opt(runtime.get("launch_overhead"), "time"),
+            graph_launch_overhead_s=_opt(runtime.get("graph_launch_overhead"), "time"),
+            sync_overhead_s=_opt(runtime.get("sync_overhead"), "time"),
+        ),
+        file=file,
+    )
+
+
+def _unit(u: dict[str, Any]) -> ComputeUnit:
+    return ComputeUnit(
+        id=u["id"],
+        name=u.get("name", u["id"]),
+        kind=u["kind"],
+        peaks={p: roof(v, _precision_dim(p, count=False)) for p, v in u["peaks"].items()},
+        ceilings=tuple(
+            SubCeiling(c["id"], c.get("name", c["id"]), c["precision"], roof(c["value"], "flop_rate"))
+            for c in u.get("ceilings", [])
+        ),
+        clock_scaled=u.get("clock_scaled", True),
+    )
+
+
+def _level(m: dict[str, Any]) -> MemoryLevel:
+    return MemoryLevel(
+        id=m["id"],
+        name=m.get("name", m["id"]),
+        role=m["role"],
+        bandwidth=roof(m["bandwidth"], "bandwidth"),
+        transaction_size_b=_opt(m.get("transaction_size"), "information"),
+        capacity_b=_opt(m.get("capacity"), "information"),
+        clock_scaled=m.get("clock_scaled", m["role"] != "device"),
+    )
+
+
+def case(data: dict[str, Any], file: str = "") -> Case:
+    refs = tuple(
+        MachineRef(r) if isinstance(r, str) else MachineRef(r["id"], r.get("version"))
+        for r in data["machines"]
+    )
+    default_machine = refs[0].id
+    e2e = data.get("end_to_end", {})
+    return Case(
+        id=data["id"],
+        title=data["title"],
+        machines=refs,
+        summary=data.get("summary", ""),
+        date=data.get("date", ""),
+        owners=tuple(data.get("owners", [])),
+        status=data.get("status", ""),
+        tags=tuple(data.get("tags", [])),
+        patterns=tuple(data.get("patterns", [])),
+        links=dict(data.get("links", {})),
+        narrative=dict(data.get("narrative", {})),
+        method=dict(data.get("method", {})),
+        end_to_end_s={v: q(e["time"], "time") for v, e in e2e.items()},
+        end_to_end_notes={v: e.get("description", "") for v, e in e2e.items()},
+        kernels=tuple(_kernel(k) for k in data["kernels"]),
+        variants=tuple(
+            Variant(
+                id=v["id"],
+                name=v.get("name", v["id"]),
+                machine=v.get("machine", default_machine),
+                description=v.get("description", ""),
+                launches=tuple(
+                    Launch(x["kernel"], x.get("calls", 1), measurement(x["measurement"]))
+                    for x in v["launches"]
+                ),
+            )
+            for v in data["variants"]
+        ),
+        file=file,
+    )
+
+
+def _kernel(k: dict[str, Any]) -> Kernel:
+    op = k["operator"]
+    return Kernel(
+        id=k["id"],
+        name=k.get("name", k["id"]),
+        operator=Operator(op["kind"], dict(op.get("shape", {})), op.get("phase"), op.get("causal")),
+        dtypes=dict(k.get("dtypes", {})),
+        units=tuple(k.get("units", [])),
+        description=k.get("description", ""),
+    )
+
+
+def _work(value: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, float]] | None:
+    if value is None:
+        return None
+    return {
+        unit: {p: q(v, _precision_dim(p, count=True)) for p, v in by_precision.items()}
+        for unit, by_precision in value.items()
+    }
+
+
+def _bytes(value: Any) -> float:
+    if isinstance(value, dict):
+        return q(value.get("read", 0), "information") + q(value.get("write", 0), "information")
+    return q(value, "information")
+
+
+def time_stats(t: Any) -> TimeStats:
+    if not isinstance(t, dict):
+        return TimeStats(median_s=q(t, "time"))
+    return TimeStats(
+        median_s=q(t["median"], "time"),
+        min_s=_opt(t.get("min"), "time"),
+        max_s=_opt(t.get("max"), "time"),
+        q1_s=_opt(t.get("q1"), "time"),
+        q3_s=_opt(t.get("q3"), "time"),
+        ci_low_s=_opt(t.get("ci_low"), "time"),
+        ci_high_s=_opt(t.get("ci_high"), "time"),
+        repeats=t.get("repeats"),
+        warmup=t.get("warmup"),
+    )
+
+
+def measurement(m: dict[str, Any]) -> Measurement:
+    clocks = m.get("clocks", {})
+    b = m.get("bytes")
+    tx = m.get("transactions")
+    links = m.get("link_bytes")
+    return Measurement(
+        time=time_stats(m["time"]),
+        timing=m.get("timing"),
+        sm_clock_hz=_opt(clocks.get("sm"), "frequency"),
+        memory_clock_hz=_opt(clocks.get("memory"), "frequency"),
+        flops=_work(m.get("flops")),
+        model_flops=_work(m.get("model_flops")),
+        bytes=None if b is None else {lvl: _bytes(v) for lvl, v in b.items()},
+        instructions=_opt(m.get("instructions"), "instruction"),
+        transactions=None if tx is None else {lvl: q(v, "transaction") for lvl, v in tx.items()},
+        link_bytes=None
+        if links is None
+        else {
+            k: (q(v.get("out", 0), "information"), q(v.get("in", 0), "information"))
+            for k, v in links.items()
+        },
+        energy_j=_opt(m.get("energy"), "energy"),
+        average_power_w=_opt(m.get("average_power"), "power"),
+        launches=m.get("launches"),
+        syncs=m.get("syncs"),
+        graph=m.get("graph", False),
+        grid=tuple(m["grid"]) if "grid" in m else None,
+        block=tuple(m["block"]) if "block" in m else None,
+        occupancy=m.get("occupancy"),
+        waves=m.get("waves"),
+        notes=m.get("notes", ""),
+    )

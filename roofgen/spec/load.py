@@ -1,0 +1,145 @@
+"""Load a set of spec files: discover, parse, validate, cross-check, build."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roofgen.model import Case, Machine, Specs
+from roofgen.problems import Problem, Severity
+from roofgen.spec import build, references, schema
+from roofgen.spec.yamlload import Document, load_file
+
+SPEC_SUFFIXES = (".yaml", ".yml")
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    specs: Specs | None  # None when any error was found
+    problems: list[Problem]
+    files: tuple[str, ...]
+    case_documents: dict[str, Document] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(p.severity is Severity.ERROR for p in self.problems)
+
+
+def discover(
+    paths: Sequence[Path], display_root: Path | None = None
+) -> tuple[list[Path], list[Problem]]:
+    """Spec files under ``paths`` (files as given, folders searched), sorted."""
+    found: list[Path] = []
+    problems: list[Problem] = []
+    for path in paths:
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                found += [Path(root) / f for f in sorted(files) if f.endswith(SPEC_SUFFIXES)]
+        elif path.is_file():
+            found.append(path)
+        else:
+            problems.append(Problem(_display(path, display_root), 0, 0, "", "no such file or folder"))
+    unique = sorted(dict.fromkeys(found))
+    if not unique and not problems:
+        where = ", ".join(_display(p, display_root) for p in paths) or "(nothing given)"
+        problems.append(
+            Problem(where, 0, 0, "", "no spec files (*.yaml, *.yml) found: nothing to check")
+        )
+    return unique, problems
+
+
+def load(paths: Sequence[Path], *, display_root: Path | None = None) -> LoadResult:
+    """Load and check every spec under ``paths``; collect every problem."""
+    files, problems = discover(paths, display_root)
+    docs: list[tuple[Document, str]] = []
+    for path in files:
+        doc, found = load_file(path, _display(path, display_root))
+        problems += found
+        if doc is None:
+            continue
+        kind = _kind(doc, problems)
+        if kind is None:
+            continue
+        found = schema.validate(doc, kind)
+        problems += found
+        if not found:
+            docs.append((doc, kind))
+    machines_docs = _index(docs, "machine", problems)
+    case_docs = _index(docs, "case", problems)
+    machine_data = {ident: doc.data for ident, doc in machines_docs.items()}
+    for doc in machines_docs.values():
+        problems += references.check_machine(doc)
+    for doc in case_docs.values():
+        problems += references.check_case(doc, machine_data)
+    names = tuple(_display(p, display_root) for p in files)
+    if any(p.severity is Severity.ERROR for p in problems):
+        return LoadResult(None, problems, names, case_docs)
+    machines: dict[str, Machine] = {
+        i: build.machine(d.data, d.file) for i, d in machines_docs.items()
+    }
+    cases: tuple[Case, ...] = tuple(build.case(d.data, d.file) for d in case_docs.values())
+    return LoadResult(Specs(machines, cases), problems, names, case_docs)
+
+
+def _display(path: Path, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return str(path.resolve().relative_to(root.resolve()))
+        except ValueError:
+            pass
+    return str(path)
+
+
+def _kind(doc: Document, problems: list[Problem]) -> str | None:
+    data = doc.data
+    if not isinstance(data, dict):
+        problems.append(
+            doc.problem((), "a spec file is a mapping that starts with 'roofgen: 1' and 'kind:'")
+        )
+        return None
+    version = data.get("roofgen")
+    if version is None:
+        problems.append(doc.problem((), "missing 'roofgen: 1' (the spec format version)"))
+        return None
+    if version != FORMAT_VERSION:
+        problems.append(
+            doc.problem(
+                ("roofgen",),
+                f"spec format version {version!r} is not one this roofgen reads "
+                f"(it reads version {FORMAT_VERSION})",
+            )
+        )
+        return None
+    kind = data.get("kind")
+    if kind not in schema.KINDS:
+        where = ("kind",) if "kind" in data else ()
+        problems.append(
+            doc.problem(where, f"'kind' must be 'machine' or 'case', not {kind!r}")
+            if kind is not None
+            else doc.problem(where, "missing 'kind': write 'kind: machine' or 'kind: case'")
+        )
+        return None
+    return str(kind)
+
+
+def _index(docs: Iterable[tuple[Document, str]], kind: str, problems: list[Problem]) -> dict[str, Document]:
+    out: dict[str, Document] = {}
+    for doc, k in docs:
+        if k != kind:
+            continue
+        ident = doc.data["id"]
+        if ident in out:
+            first = out[ident]
+            line, _ = first.where(("id",))
+            problems.append(
+                doc.problem(("id",), f"{kind} id {ident!r} is already used by "
+                            f"{first.file}:{line}: ids must be unique across the specs",
+                            code="ref.duplicate-id")
+            )
+            continue
+        out[ident] = doc
+    return out

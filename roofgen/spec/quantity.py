@@ -1,0 +1,196 @@
+"""Quantities as people write them: ``1.5 TB/s``, ``312 TFLOP/s``, ``40 GiB``.
+
+A quantity is converted to a float in SI base units of roofgen's own
+dimensions (second, byte, FLOP, OP, instruction, transaction, launch, joule).
+pint parses the unit text; the number is parsed as a decimal and multiplied
+exactly, and each distinct unit text is parsed once and cached (pint parsing
+every value one by one costs several times a YAML load).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from functools import cache
+from importlib import resources
+from typing import Any
+
+# Dimension names used in schemas and messages, mapped to pint dimensionality
+# (a sorted tuple of (base dimension, exponent)).
+DIMENSIONS: dict[str, tuple[tuple[str, int], ...]] = {
+    "time": (("[time]", 1),),
+    "frequency": (("[time]", -1),),
+    "information": (("[information]", 1),),
+    "bandwidth": (("[information]", 1), ("[time]", -1)),
+    "flop": (("[flop]", 1),),
+    "flop_rate": (("[flop]", 1), ("[time]", -1)),
+    "op": (("[op]", 1),),
+    "op_rate": (("[op]", 1), ("[time]", -1)),
+    "instruction": (("[instruction]", 1),),
+    "instruction_rate": (("[instruction]", 1), ("[time]", -1)),
+    "transaction": (("[transaction]", 1),),
+    "launch": (("[launch]", 1),),
+    "energy": (("[energy]", 1),),
+    "power": (("[energy]", 1), ("[time]", -1)),
+    "energy_per_flop": (("[energy]", 1), ("[flop]", -1)),
+    "energy_per_op": (("[energy]", 1), ("[op]", -1)),
+    "energy_per_byte": (("[energy]", 1), ("[information]", -1)),
+}
+
+# What a person would write, for messages.
+EXAMPLES: dict[str, str] = {
+    "time": "1.42 ms",
+    "frequency": "1410 MHz",
+    "information": "40 GiB",
+    "bandwidth": "1.555 TB/s",
+    "flop": "3.2e12 FLOP",
+    "flop_rate": "312 TFLOP/s",
+    "op": "2e9 OP",
+    "op_rate": "624 TOP/s",
+    "instruction": "1.2e9 inst",
+    "instruction_rate": "489.6 Ginst/s",
+    "transaction": "4e8 txn",
+    "launch": "3 launches",
+    "energy": "12 J",
+    "power": "700 W",
+    "energy_per_flop": "0.5 pJ/FLOP",
+    "energy_per_op": "0.3 pJ/OP",
+    "energy_per_byte": "7 pJ/B",
+}
+
+# How a message names each dimension, article included.
+LABELS: dict[str, str] = {
+    "time": "a time",
+    "frequency": "a frequency",
+    "information": "an amount of data",
+    "bandwidth": "a bandwidth",
+    "flop": "a FLOP count",
+    "flop_rate": "a FLOP rate",
+    "op": "an OP count (integer operations)",
+    "op_rate": "an OP rate (integer operations)",
+    "instruction": "an instruction count",
+    "instruction_rate": "an instruction rate",
+    "transaction": "a transaction count",
+    "launch": "a launch count",
+    "energy": "an energy",
+    "power": "a power",
+    "energy_per_flop": "an energy per FLOP",
+    "energy_per_op": "an energy per OP",
+    "energy_per_byte": "an energy per byte",
+}
+
+# The unit a value of each dimension is reported in (SI base, for JSON output).
+BASE_UNIT: dict[str, str] = {
+    "time": "s",
+    "frequency": "Hz",
+    "information": "B",
+    "bandwidth": "B/s",
+    "flop": "FLOP",
+    "flop_rate": "FLOP/s",
+    "op": "OP",
+    "op_rate": "OP/s",
+    "instruction": "inst",
+    "instruction_rate": "inst/s",
+    "transaction": "txn",
+    "launch": "launch",
+    "energy": "J",
+    "power": "W",
+    "energy_per_flop": "J/FLOP",
+    "energy_per_op": "J/OP",
+    "energy_per_byte": "J/B",
+}
+
+_NUMBER = re.compile(r"^\s*([+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(.*?)\s*$")
+
+
+class QuantityError(ValueError):
+    """A quantity that cannot be read, with a message for a person."""
+
+
+@dataclass(frozen=True)
+class _ParsedUnit:
+    factor: Decimal
+    dimensionality: tuple[tuple[str, int], ...]
+
+
+@cache
+def _registry() -> Any:
+    import pint  # imported lazily: pint costs a few tenths of a second to import
+
+    definitions = resources.files("roofgen.spec").joinpath("units.txt")
+    with resources.as_file(definitions) as path:
+        return pint.UnitRegistry(str(path), autoconvert_offset_to_baseunit=False)
+
+
+@cache
+def _parse_unit(text: str) -> _ParsedUnit:
+    ureg = _registry()
+    try:
+        quantity = ureg.parse_expression(text) if text else ureg.Quantity(1)
+    except Exception as exc:  # pint raises several unrelated exception types
+        raise QuantityError(f"unknown unit {text!r}") from exc
+    if not hasattr(quantity, "to_base_units"):
+        raise QuantityError(f"unknown unit {text!r}")
+    base = quantity.to_base_units()
+    magnitude = base.magnitude
+    factor = Decimal(magnitude) if isinstance(magnitude, int) else Decimal(repr(magnitude))
+    dims = tuple(sorted((str(k), int(v)) for k, v in base.dimensionality.items()))
+    return _ParsedUnit(factor, dims)
+
+
+def dimension_name(dims: tuple[tuple[str, int], ...]) -> str | None:
+    for name, expected in DIMENSIONS.items():
+        if expected == dims:
+            return name
+    return None
+
+
+def parse_quantity(value: Any, dimension: str) -> float:
+    """Return ``value`` in SI base units of ``dimension``.
+
+    ``value`` is a number (already in base units) or a string such as
+    ``"1.5 TB/s"``. Raises :class:`QuantityError` with a message that says
+    what is expected.
+    """
+    expected = DIMENSIONS[dimension]
+    example = EXAMPLES[dimension]
+    if isinstance(value, bool):
+        raise QuantityError(f"expected {_label(dimension)} such as '{example}', not {value}")
+    if isinstance(value, int | float):
+        return _finite(float(value), dimension, value)
+    if not isinstance(value, str):
+        raise QuantityError(f"expected {_label(dimension)} such as '{example}'")
+    match = _NUMBER.match(value)
+    if match is None:
+        raise QuantityError(
+            f"{value!r} is not {_label(dimension)}: write a number and a unit, e.g. '{example}'"
+        )
+    number_text, unit_text = match.group(1), match.group(2)
+    try:
+        number = Decimal(number_text.replace("_", ""))
+    except InvalidOperation as exc:  # pragma: no cover - the regex admits only numbers
+        raise QuantityError(f"{value!r} is not a number") from exc
+    try:
+        unit = _parse_unit(unit_text)
+    except QuantityError as exc:
+        raise QuantityError(
+            f"{value!r}: {exc}; {_label(dimension)} is written like '{example}'"
+        ) from None
+    if unit.dimensionality != expected:
+        if not unit_text:  # a plain number is in base units
+            return _finite(float(number), dimension, value)
+        got = _label(dimension_name(unit.dimensionality))
+        raise QuantityError(f"{value!r} is {got}, not {_label(dimension)}; write e.g. '{example}'")
+    return _finite(float(number * unit.factor), dimension, value)
+
+
+def _finite(result: float, dimension: str, original: Any) -> float:
+    if not math.isfinite(result):
+        raise QuantityError(f"{original!r} is not finite: write {_label(dimension)} such as '{EXAMPLES[dimension]}'")
+    return result
+
+
+def _label(dimension: str | None) -> str:
+    return LABELS.get(dimension or "", "a quantity of another dimension")

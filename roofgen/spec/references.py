@@ -1,0 +1,203 @@
+"""Checks across documents: ids, and references to machines, units, levels, links."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roofgen.problems import Problem
+from roofgen.spec.yamlload import Document, PathKey
+
+
+def _dupes(doc: Document, items: list[dict[str, Any]], base: PathKey, what: str) -> list[Problem]:
+    seen: dict[str, int] = {}
+    problems = []
+    for i, item in enumerate(items):
+        ident = item["id"]
+        if ident in seen:
+            problems.append(
+                doc.problem(
+                    (*base, i, "id"),
+                    f"{what} id {ident!r} is used twice (also {base[-1]}[{seen[ident]}]): "
+                    "give each a different id",
+                    code="ref.duplicate-id",
+                )
+            )
+        else:
+            seen[ident] = i
+    return problems
+
+
+def _unknown(name: str, what: str, valid: list[str] | Any) -> str:
+    valid = sorted(valid)
+    listing = ", ".join(valid) if valid else "none"
+    return f"unknown {what} {name!r}; known: {listing}"
+
+
+def check_machine(doc: Document) -> list[Problem]:
+    data = doc.data
+    problems = _dupes(doc, data["compute"], ("compute",), "compute unit")
+    problems += _dupes(doc, data["memory"], ("memory",), "memory level")
+    problems += _dupes(doc, data.get("links", []), ("links",), "link")
+    for i, unit in enumerate(data["compute"]):
+        for j, ceiling in enumerate(unit.get("ceilings", [])):
+            if ceiling["precision"] not in unit["peaks"]:
+                problems.append(
+                    doc.problem(
+                        ("compute", i, "ceilings", j, "precision"),
+                        _unknown(ceiling["precision"], "precision", unit["peaks"])
+                        + f" (the precisions of unit {unit['id']!r})",
+                        code="ref.precision",
+                    )
+                )
+    levels = {m["id"] for m in data["memory"]}
+    for level in data.get("power", {}).get("energy_per_byte", {}):
+        if level not in levels:
+            problems.append(
+                doc.problem(
+                    ("power", "energy_per_byte", level),
+                    _unknown(level, "memory level", levels),
+                    key=True,
+                    code="ref.level",
+                )
+            )
+    return problems
+
+
+def check_case(doc: Document, machines: dict[str, dict[str, Any]]) -> list[Problem]:
+    """Problems of one case document against the machines known by id."""
+    data = doc.data
+    problems = _dupes(doc, data["kernels"], ("kernels",), "kernel")
+    problems += _dupes(doc, data["variants"], ("variants",), "variant")
+    refs = [r if isinstance(r, str) else r["id"] for r in data["machines"]]
+    for i, ref in enumerate(data["machines"]):
+        ident = refs[i]
+        if ident not in machines:
+            problems.append(
+                doc.problem(("machines", i), _unknown(ident, "machine", machines) +
+                            " (add its machine file to the specs)", code="ref.machine")
+            )
+            continue
+        pinned = ref.get("version") if isinstance(ref, dict) else None
+        actual = machines[ident].get("version")
+        if pinned is not None and pinned != actual:
+            problems.append(
+                doc.problem(
+                    ("machines", i, "version"),
+                    f"the case is pinned to version {pinned} of machine {ident!r}, "
+                    f"but the specs hold version {actual}: re-check the case against the "
+                    "new roofs and update the pin",
+                    code="ref.machine-version",
+                )
+            )
+    kernels = {k["id"]: k for k in data["kernels"]}
+    variant_ids = {v["id"] for v in data["variants"]}
+    for v_index, variant in enumerate(data["variants"]):
+        problems += _check_variant(doc, variant, v_index, refs, machines, kernels)
+    for variant_id in data.get("end_to_end", {}):
+        if variant_id not in variant_ids:
+            problems.append(
+                doc.problem(("end_to_end", variant_id), _unknown(variant_id, "variant", variant_ids),
+                            key=True, code="ref.variant")
+            )
+    for k_index, kernel in enumerate(data["kernels"]):
+        for machine_id in refs:
+            machine = machines.get(machine_id)
+            if machine is None:
+                continue
+            units = {u["id"] for u in machine["compute"]}
+            for u_index, unit in enumerate(kernel.get("units", [])):
+                if unit not in units:
+                    problems.append(
+                        doc.problem(
+                            ("kernels", k_index, "units", u_index),
+                            _unknown(unit, "compute unit", units) + f" on machine {machine_id!r}",
+                            code="ref.unit",
+                        )
+                    )
+    return problems
+
+
+def _check_variant(
+    doc: Document,
+    variant: dict[str, Any],
+    v_index: int,
+    refs: list[str],
+    machines: dict[str, dict[str, Any]],
+    kernels: dict[str, Any],
+) -> list[Problem]:
+    base: PathKey = ("variants", v_index)
+    problems = []
+    machine_id = variant.get("machine")
+    if machine_id is None:
+        if len(refs) > 1:
+            problems.append(
+                doc.problem(
+                    base,
+                    "the case lists several machines: say which one this variant ran on "
+                    f"with 'machine: ID' (one of {', '.join(refs)})",
+                    code="ref.machine",
+                )
+            )
+            return problems
+        machine_id = refs[0]
+    elif machine_id not in refs:
+        problems.append(
+            doc.problem((*base, "machine"), _unknown(machine_id, "machine", refs) +
+                        " (list it under the case's 'machines')", code="ref.machine")
+        )
+        return problems
+    machine = machines.get(machine_id)
+    for l_index, launch in enumerate(variant["launches"]):
+        path: PathKey = (*base, "launches", l_index)
+        if launch["kernel"] not in kernels:
+            problems.append(
+                doc.problem((*path, "kernel"), _unknown(launch["kernel"], "kernel", kernels),
+                            code="ref.kernel")
+            )
+        if machine is not None:
+            problems += _check_measurement(doc, launch["measurement"], (*path, "measurement"),
+                                           machine)
+    return problems
+
+
+def _check_measurement(
+    doc: Document, m: dict[str, Any], path: PathKey, machine: dict[str, Any]
+) -> list[Problem]:
+    problems = []
+    units = {u["id"]: u for u in machine["compute"]}
+    levels = {lvl["id"] for lvl in machine["memory"]}
+    links = {k["id"] for k in machine.get("links", [])}
+    for field in ("flops", "model_flops"):
+        for unit_id, by_precision in (m.get(field) or {}).items():
+            if unit_id not in units:
+                problems.append(
+                    doc.problem((*path, field, unit_id),
+                                _unknown(unit_id, "compute unit", units) +
+                                f" on machine {machine['id']!r}", key=True, code="ref.unit")
+                )
+                continue
+            peaks = units[unit_id]["peaks"]
+            for precision in by_precision:
+                if precision not in peaks:
+                    problems.append(
+                        doc.problem(
+                            (*path, field, unit_id, precision),
+                            f"unit {unit_id!r} of machine {machine['id']!r} has no {precision!r} "
+                            f"peak; its precisions: {', '.join(sorted(peaks))}",
+                            key=True,
+                            code="ref.precision",
+                        )
+                    )
+    for field, known, what in (
+        ("bytes", levels, "memory level"),
+        ("transactions", levels, "memory level"),
+        ("link_bytes", links, "link"),
+    ):
+        for name in m.get(field) or {}:
+            if name not in known:
+                problems.append(
+                    doc.problem((*path, field, name),
+                                _unknown(name, what, known) + f" on machine {machine['id']!r}",
+                                key=True, code="ref.level" if what != "link" else "ref.link")
+                )
+    return problems

@@ -1,0 +1,197 @@
+"""JSON Schema validation of spec documents, with errors in the user's words.
+
+The schemas in schemas/ are the only statement of the format's rules. One
+validator is built per schema and reused. The custom keyword ``x-quantity``
+checks that a quantity has the right dimension and sign, so units are checked
+where the schema says a quantity belongs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+import jsonschema
+from jsonschema import Draft202012Validator, ValidationError
+from jsonschema.validators import extend
+
+from roofgen.problems import Problem
+from roofgen.resources import schema_path
+from roofgen.spec.quantity import EXAMPLES, QuantityError, parse_quantity
+from roofgen.spec.yamlload import Document, PathKey
+
+KINDS = ("machine", "case")
+ALL_SCHEMAS = ("machine", "case", "output", "rules", "config")
+
+
+def _x_quantity(validator: Any, spec: dict[str, str], instance: Any, schema: Any) -> Iterator:
+    if not isinstance(instance, int | float | str) or isinstance(instance, bool):
+        return  # the schema's "type" reports it
+    dimension = spec["dimension"]
+    try:
+        value = parse_quantity(instance, dimension)
+    except QuantityError as exc:
+        yield ValidationError(str(exc))
+        return
+    minimum = spec.get("minimum", "positive")
+    if minimum == "positive" and not value > 0:
+        yield ValidationError(
+            f"{instance!r} must be greater than zero (e.g. '{EXAMPLES[dimension]}')"
+        )
+    elif minimum == "non-negative" and value < 0:
+        yield ValidationError(f"{instance!r} must not be negative")
+
+
+def _number_finite(validator: Any, types: Any, instance: Any, schema: Any) -> Iterator:
+    yield from Draft202012Validator.VALIDATORS["type"](validator, types, instance, schema)
+    if isinstance(instance, float) and not math.isfinite(instance):
+        yield ValidationError(f"{instance!r} is not a finite number")
+
+
+_Validator = extend(
+    Draft202012Validator, {"x-quantity": _x_quantity, "type": _number_finite}
+)
+
+
+@cache
+def load_schema(kind: str) -> dict[str, Any]:
+    with schema_path(kind).open(encoding="utf-8") as f:
+        schema: dict[str, Any] = json.load(f)
+    return schema
+
+
+@cache
+def validator(kind: str) -> Any:
+    schema = load_schema(kind)
+    return _Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def validate(doc: Document, kind: str) -> list[Problem]:
+    """Every schema problem of ``doc`` as ``kind`` ('machine' or 'case')."""
+    problems = []
+    for error in validator(kind).iter_errors(doc.data):
+        problems.extend(_to_problems(doc, error))
+    return _dedupe(problems)
+
+
+def _to_problems(doc: Document, error: ValidationError) -> list[Problem]:
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        best = _best_branch(error)
+        if best is not None:
+            return [p for e in best for p in _to_problems(doc, e)]
+    path: PathKey = tuple(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        return _unknown_keys(doc, error, path)
+    return [doc.problem(path, _message(error), code=f"schema.{error.validator}")]
+
+
+def _best_branch(error: ValidationError) -> list[ValidationError] | None:
+    """The errors of the oneOf/anyOf branch the document most likely meant."""
+    branches: dict[int, list[ValidationError]] = {}
+    for sub in error.context or []:
+        branches.setdefault(sub.schema_path[0] if sub.schema_path else 0, []).append(sub)
+    # A branch whose only complaint is the type was not the one meant.
+    meant = {
+        k: v for k, v in branches.items() if not all(e.validator == "type" for e in v)
+    }
+    if len(meant) == 1:
+        return next(iter(meant.values()))
+    return None
+
+
+def _unknown_keys(doc: Document, error: ValidationError, path: PathKey) -> list[Problem]:
+    schema = error.schema
+    known = sorted(schema.get("properties", {}))
+    allowed = set(known)
+    patterns = schema.get("patternProperties", {})
+    import re
+
+    extra = [
+        k
+        for k in error.instance
+        if k not in allowed and not any(re.search(p, k) for p in patterns)
+    ]
+    problems = []
+    for key in extra:
+        close = difflib.get_close_matches(key, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        if known:
+            valid = f" Valid keys here: {', '.join(known)}."
+        elif patterns:
+            valid = " Valid keys match: " + ", ".join(patterns) + "."
+        else:
+            valid = ""
+        message = f"unknown key {key!r}{hint}{valid}"
+        problems.append(doc.problem((*path, key), message, key=True, code="schema.unknown-key"))
+    return problems
+
+
+def _message(error: ValidationError) -> str:
+    v, inst, schema = error.validator, error.instance, error.schema
+    if v == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        desc = schema.get("properties", {}).get(missing, {}).get("description", "")
+        return f"missing required key {missing!r}" + (f" ({desc.rstrip('.')})" if desc else "")
+    if v == "type":
+        want = error.validator_value
+        want = " or ".join(want) if isinstance(want, list) else want
+        return f"{_show(inst)} is {_kind(inst)}, expected {want}" + _example(schema)
+    if v == "enum":
+        return f"{_show(inst)} is not one of: {', '.join(map(str, error.validator_value))}"
+    if v == "const":
+        return f"{_show(inst)} must be {error.validator_value!r}"
+    if v == "pattern" and schema.get("pattern", "").startswith("^[a-z0-9]"):
+        return (
+            f"{_show(inst)} is not a valid id: use lower-case letters, digits, '.', '_' "
+            "and '-', starting with a letter or digit"
+        )
+    if v in ("minItems", "minProperties"):
+        return "must not be empty"
+    if v == "format":
+        return f"{_show(inst)} is not a valid {error.validator_value} (write YYYY-MM-DD)"
+    return error.message
+
+
+def _example(schema: dict[str, Any]) -> str:
+    examples = schema.get("examples")
+    return f" (e.g. {json.dumps(examples[0])})" if examples else ""
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return "a number"
+
+
+def _dedupe(problems: list[Problem]) -> list[Problem]:
+    seen: set[tuple[int, int, str, str]] = set()
+    out = []
+    for p in problems:
+        key = (p.line, p.column, p.path, p.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def check_schemas() -> None:
+    """Raise if any shipped schema is not a valid Draft 2020-12 schema."""
+    for kind in ALL_SCHEMAS:
+        jsonschema.Draft202012Validator.check_schema(load_schema(kind))

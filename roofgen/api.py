@@ -9,7 +9,14 @@ from pathlib import Path
 
 from roofgen.analysis.analyse import Analysis, analyse
 from roofgen.analysis.bounds import Thresholds
-from roofgen.analysis.plausibility import Rule, check as plausibility_check, merge_rules, rules_from_data
+from roofgen.analysis.plausibility import (
+    Rule,
+    merge_rules,
+    rules_from_data,
+)
+from roofgen.analysis.plausibility import (
+    check as plausibility_check,
+)
 from roofgen.model import Specs
 from roofgen.problems import Problem, Severity, sort_problems
 from roofgen.spec import schema

@@ -201,8 +201,15 @@ def analyze_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, stri
 
 
 @cli.command("schema")
-@click.argument("name", required=False, type=click.Choice(["machine", "case", "output", "rules", "config"]))
-@click.option("--write", "write_dir", type=click.Path(file_okay=False), help="Write every schema into this folder.")
+@click.argument(
+    "name", required=False, type=click.Choice(["machine", "case", "output", "rules", "config"])
+)
+@click.option(
+    "--write",
+    "write_dir",
+    type=click.Path(file_okay=False),
+    help="Write every schema into this folder.",
+)
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 @common
 def schema_cmd(name: str | None, write_dir: str | None, force: bool, strict: bool, quiet: bool,

@@ -157,12 +157,21 @@ def describe(settings: Settings) -> list[tuple[str, str, str]]:
     rows = [
         ("specs", ", ".join(str(p) for p in settings.specs), settings.origins.get("specs", "")),
         ("output", str(settings.output), settings.origins.get("output", "")),
-        ("rules", str(settings.rules) if settings.rules else "(shipped rules only)",
-         settings.origins.get("rules", "default")),
-        ("thresholds.co_bound_margin", str(settings.thresholds.co_bound_margin),
-         settings.origins.get("thresholds.co_bound_margin", "")),
-        ("thresholds.below_roofs_efficiency", str(settings.thresholds.below_roofs_efficiency),
-         settings.origins.get("thresholds.below_roofs_efficiency", "")),
+        (
+            "rules",
+            str(settings.rules) if settings.rules else "(shipped rules only)",
+            settings.origins.get("rules", "default"),
+        ),
+        (
+            "thresholds.co_bound_margin",
+            str(settings.thresholds.co_bound_margin),
+            settings.origins.get("thresholds.co_bound_margin", ""),
+        ),
+        (
+            "thresholds.below_roofs_efficiency",
+            str(settings.thresholds.below_roofs_efficiency),
+            settings.origins.get("thresholds.below_roofs_efficiency", ""),
+        ),
     ]
     for key in sorted(_flatten(settings.site)):
         value: Any = settings.site

@@ -130,9 +130,7 @@ def analysis_text(analysis: Analysis) -> str:
         lines.append(f"{c.case.id}: {c.case.title}")
         for v in c.variants:
             speed = "" if v is c.variants[0] else f", {fmt_ratio(v.speedup_vs_first)} vs first"
-            lines.append(
-                f"  {v.variant} on {v.machine}: {fmt_time(v.time_s)}{speed}; {v.verdict}"
-            )
+            lines.append(f"  {v.variant} on {v.machine}: {fmt_time(v.time_s)}{speed}; {v.verdict}")
             for r in v.launches:
                 calls = f" x{r.calls}" if r.calls != 1 else ""
                 lines.append(

@@ -84,7 +84,9 @@ class CaseResult:
 @dataclass(frozen=True)
 class MachineResult:
     machine: Machine
-    ridge_flop_per_byte: dict[str, dict[str, float]]  # compute.<unit>.<precision> -> level -> FLOP/B
+    ridge_flop_per_byte: dict[
+        str, dict[str, float]
+    ]  # compute.<unit>.<precision> -> level -> FLOP/B
 
 
 @dataclass(frozen=True)
@@ -139,8 +141,17 @@ def variant_result(
     time_s = sum(x.calls * x.measurement.time.median_s for x in variant.launches)
     per_basis = {b: [launch_bounds(machine, x, b) for x in variant.launches] for b in BASES}
     results = tuple(
-        launch_result(case, variant, i, x, machine, per_basis["measured"][i],
-                      per_basis["datasheet"][i], t, time_s)
+        launch_result(
+            case,
+            variant,
+            i,
+            x,
+            machine,
+            per_basis["measured"][i],
+            per_basis["datasheet"][i],
+            t,
+            time_s,
+        )
         for i, x in enumerate(variant.launches)
     )
     calls = [x.calls for x in variant.launches]

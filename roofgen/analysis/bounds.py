@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from roofgen.model import Basis, Launch, Machine, Measurement, Roof
+from roofgen.model import Basis, Launch, Machine, Measurement, MemoryLevel, Roof
 
 BASES: tuple[Basis, ...] = ("measured", "datasheet")
 
@@ -127,13 +127,16 @@ def _memory(machine: Machine, m: Measurement, basis: Basis, scale: Scale, acc: _
         if m.bytes is None or level.id not in m.bytes:
             acc.unknown.append(name)
             continue
-        if level.clock_scaled:
-            factor = scale.sm
-        else:
-            factor = scale.memory if level.role == "device" else 1.0
         bw, used = _pick(level.bandwidth, basis)
-        acc.seconds[name] = m.bytes[level.id] / (bw * factor)
+        acc.seconds[name] = m.bytes[level.id] / (bw * _level_scale(level, scale))
         acc.basis[name] = used
+
+
+def _level_scale(level: MemoryLevel, scale: Scale) -> float:
+    """Caches follow the SM clock; device memory follows the memory clock."""
+    if level.clock_scaled:
+        return scale.sm
+    return scale.memory if level.role == "device" else 1.0
 
 
 def _links(machine: Machine, m: Measurement, basis: Basis, acc: _Acc) -> None:

@@ -94,12 +94,15 @@ def _above_roof(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
     for resource, need in bounds.ranked():
         if resource.startswith(("compute.", "memory.")) and need > time_s * (1 + tolerance):
             field = "flops" if resource.startswith("compute.") else "bytes"
-            yield (field,), {
-                "resource": resource,
-                "need": fmt_time(need),
-                "time": fmt_time(time_s),
-                "ratio": fmt_percent(need / time_s),
-            }
+            yield (
+                (field,),
+                {
+                    "resource": resource,
+                    "need": fmt_time(need),
+                    "time": fmt_time(time_s),
+                    "ratio": fmt_percent(need / time_s),
+                },
+            )
 
 
 def _spread(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
@@ -133,10 +136,13 @@ def _few_repeats(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
 def _profiler_clocks(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
     m = ctx.launch.measurement
     if m.timing == "ncu-replay" and m.sm_clock_hz and m.sm_clock_hz < ctx.machine.sm_clock_hz:
-        yield ("clocks",), {
-            "clock": fmt_frequency(m.sm_clock_hz),
-            "fraction": fmt_percent(m.sm_clock_hz / ctx.machine.sm_clock_hz),
-        }
+        yield (
+            ("clocks",),
+            {
+                "clock": fmt_frequency(m.sm_clock_hz),
+                "fraction": fmt_percent(m.sm_clock_hz / ctx.machine.sm_clock_hz),
+            },
+        )
 
 
 CHECKS: dict[str, Callable[[_Ctx, dict[str, Any]], Iterator[Hit]]] = {

@@ -109,7 +109,9 @@ def _unit(u: dict[str, Any]) -> ComputeUnit:
         kind=u["kind"],
         peaks={p: roof(v, _precision_dim(p, count=False)) for p, v in u["peaks"].items()},
         ceilings=tuple(
-            SubCeiling(c["id"], c.get("name", c["id"]), c["precision"], roof(c["value"], "flop_rate"))
+            SubCeiling(
+                c["id"], c.get("name", c["id"]), c["precision"], roof(c["value"], "flop_rate")
+            )
             for c in u.get("ceilings", [])
         ),
         clock_scaled=u.get("clock_scaled", True),

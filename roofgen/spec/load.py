@@ -42,7 +42,9 @@ def discover(
         elif path.is_file():
             found.append(path)
         else:
-            problems.append(Problem(_display(path, display_root), 0, 0, "", "no such file or folder"))
+            problems.append(
+                Problem(_display(path, display_root), 0, 0, "", "no such file or folder")
+            )
     unique = sorted(dict.fromkeys(found))
     if not unique and not problems:
         where = ", ".join(_display(p, display_root) for p in paths) or "(nothing given)"
@@ -126,7 +128,9 @@ def _kind(doc: Document, problems: list[Problem]) -> str | None:
     return str(kind)
 
 
-def _index(docs: Iterable[tuple[Document, str]], kind: str, problems: list[Problem]) -> dict[str, Document]:
+def _index(
+    docs: Iterable[tuple[Document, str]], kind: str, problems: list[Problem]
+) -> dict[str, Document]:
     out: dict[str, Document] = {}
     for doc, k in docs:
         if k != kind:
@@ -136,9 +140,12 @@ def _index(docs: Iterable[tuple[Document, str]], kind: str, problems: list[Probl
             first = out[ident]
             line, _ = first.where(("id",))
             problems.append(
-                doc.problem(("id",), f"{kind} id {ident!r} is already used by "
-                            f"{first.file}:{line}: ids must be unique across the specs",
-                            code="ref.duplicate-id")
+                doc.problem(
+                    ("id",),
+                    f"{kind} id {ident!r} is already used by "
+                    f"{first.file}:{line}: ids must be unique across the specs",
+                    code="ref.duplicate-id",
+                )
             )
             continue
         out[ident] = doc

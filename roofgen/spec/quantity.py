@@ -188,7 +188,9 @@ def parse_quantity(value: Any, dimension: str) -> float:
 
 def _finite(result: float, dimension: str, original: Any) -> float:
     if not math.isfinite(result):
-        raise QuantityError(f"{original!r} is not finite: write {_label(dimension)} such as '{EXAMPLES[dimension]}'")
+        raise QuantityError(
+            f"{original!r} is not finite: write {_label(dimension)} such as '{EXAMPLES[dimension]}'"
+        )
     return result
 
 

@@ -73,8 +73,11 @@ def check_case(doc: Document, machines: dict[str, dict[str, Any]]) -> list[Probl
         ident = refs[i]
         if ident not in machines:
             problems.append(
-                doc.problem(("machines", i), _unknown(ident, "machine", machines) +
-                            " (add its machine file to the specs)", code="ref.machine")
+                doc.problem(
+                    ("machines", i),
+                    _unknown(ident, "machine", machines) + " (add its machine file to the specs)",
+                    code="ref.machine",
+                )
             )
             continue
         pinned = ref.get("version") if isinstance(ref, dict) else None
@@ -96,8 +99,12 @@ def check_case(doc: Document, machines: dict[str, dict[str, Any]]) -> list[Probl
     for variant_id in data.get("end_to_end", {}):
         if variant_id not in variant_ids:
             problems.append(
-                doc.problem(("end_to_end", variant_id), _unknown(variant_id, "variant", variant_ids),
-                            key=True, code="ref.variant")
+                doc.problem(
+                    ("end_to_end", variant_id),
+                    _unknown(variant_id, "variant", variant_ids),
+                    key=True,
+                    code="ref.variant",
+                )
             )
     for k_index, kernel in enumerate(data["kernels"]):
         for machine_id in refs:
@@ -142,8 +149,11 @@ def _check_variant(
         machine_id = refs[0]
     elif machine_id not in refs:
         problems.append(
-            doc.problem((*base, "machine"), _unknown(machine_id, "machine", refs) +
-                        " (list it under the case's 'machines')", code="ref.machine")
+            doc.problem(
+                (*base, "machine"),
+                _unknown(machine_id, "machine", refs) + " (list it under the case's 'machines')",
+                code="ref.machine",
+            )
         )
         return problems
     machine = machines.get(machine_id)
@@ -151,12 +161,16 @@ def _check_variant(
         path: PathKey = (*base, "launches", l_index)
         if launch["kernel"] not in kernels:
             problems.append(
-                doc.problem((*path, "kernel"), _unknown(launch["kernel"], "kernel", kernels),
-                            code="ref.kernel")
+                doc.problem(
+                    (*path, "kernel"),
+                    _unknown(launch["kernel"], "kernel", kernels),
+                    code="ref.kernel",
+                )
             )
         if machine is not None:
-            problems += _check_measurement(doc, launch["measurement"], (*path, "measurement"),
-                                           machine)
+            problems += _check_measurement(
+                doc, launch["measurement"], (*path, "measurement"), machine
+            )
     return problems
 
 
@@ -171,9 +185,12 @@ def _check_measurement(
         for unit_id, by_precision in (m.get(field) or {}).items():
             if unit_id not in units:
                 problems.append(
-                    doc.problem((*path, field, unit_id),
-                                _unknown(unit_id, "compute unit", units) +
-                                f" on machine {machine['id']!r}", key=True, code="ref.unit")
+                    doc.problem(
+                        (*path, field, unit_id),
+                        _unknown(unit_id, "compute unit", units) + f" on machine {machine['id']!r}",
+                        key=True,
+                        code="ref.unit",
+                    )
                 )
                 continue
             peaks = units[unit_id]["peaks"]
@@ -196,8 +213,11 @@ def _check_measurement(
         for name in m.get(field) or {}:
             if name not in known:
                 problems.append(
-                    doc.problem((*path, field, name),
-                                _unknown(name, what, known) + f" on machine {machine['id']!r}",
-                                key=True, code="ref.level" if what != "link" else "ref.link")
+                    doc.problem(
+                        (*path, field, name),
+                        _unknown(name, what, known) + f" on machine {machine['id']!r}",
+                        key=True,
+                        code="ref.level" if what != "link" else "ref.link",
+                    )
                 )
     return problems

@@ -52,9 +52,7 @@ def _number_finite(validator: Any, types: Any, instance: Any, schema: Any) -> It
         yield ValidationError(f"{instance!r} is not a finite number")
 
 
-_Validator = extend(
-    Draft202012Validator, {"x-quantity": _x_quantity, "type": _number_finite}
-)
+_Validator = extend(Draft202012Validator, {"x-quantity": _x_quantity, "type": _number_finite})
 
 
 @cache
@@ -95,9 +93,7 @@ def _best_branch(error: ValidationError) -> list[ValidationError] | None:
     for sub in error.context or []:
         branches.setdefault(sub.schema_path[0] if sub.schema_path else 0, []).append(sub)
     # A branch whose only complaint is the type was not the one meant.
-    meant = {
-        k: v for k, v in branches.items() if not all(e.validator == "type" for e in v)
-    }
+    meant = {k: v for k, v in branches.items() if not all(e.validator == "type" for e in v)}
     if len(meant) == 1:
         return next(iter(meant.values()))
     return None
@@ -111,9 +107,7 @@ def _unknown_keys(doc: Document, error: ValidationError, path: PathKey) -> list[
     import re
 
     extra = [
-        k
-        for k in error.instance
-        if k not in allowed and not any(re.search(p, k) for p in patterns)
+        k for k in error.instance if k not in allowed and not any(re.search(p, k) for p in patterns)
     ]
     problems = []
     for key in extra:

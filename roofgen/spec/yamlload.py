@@ -155,6 +155,7 @@ class _Builder:
             return _scalar(node)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
+        assert isinstance(node, yaml.MappingNode)
         return self._mapping(node, path, depth)
 
     def _mapping(self, node: yaml.MappingNode, path: PathKey, depth: int) -> dict[str, Any]:
@@ -186,9 +187,8 @@ class _Builder:
 
 def _scalar(node: yaml.ScalarNode) -> Any:
     value: str = node.value
-    if node.style or node.tag not in _IMPLICIT:  # quoted, block, or explicitly tagged
-        if node.tag == _TAG + "str" or node.style:
-            return value
+    if node.style:  # quoted or block scalars are strings
+        return value
     if value in _NULL:
         return None
     if value in _TRUE:

@@ -1,0 +1,309 @@
+"""The resource model's maths against hand-computed values and published figures."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roofgen.analysis.analyse import analyse, machine_result
+from roofgen.analysis.bounds import Thresholds, launch_bounds
+from roofgen.model import Specs
+from roofgen.spec import build
+
+SEED_MACHINE: dict[str, Any] = {
+    "id": "seed",
+    "name": "Seed demo",
+    "clocks": {"sm": "1410 MHz"},
+    "compute": [{"id": "tensor", "kind": "tensor", "peaks": {"fp16": "312 TFLOP/s"}}],
+    "memory": [{"id": "hbm", "role": "device", "bandwidth": "1.5 TB/s"}],
+}
+
+A100: dict[str, Any] = {
+    "id": "a100",
+    "name": "A100",
+    "clocks": {"sm": "1410 MHz"},
+    "compute": [
+        {
+            "id": "tensor",
+            "kind": "tensor",
+            "peaks": {"bf16": "312 TFLOP/s", "fp16": "312 TFLOP/s", "tf32": "156 TFLOP/s"},
+        },
+        {"id": "fp32", "kind": "fp32", "peaks": {"fp32": "19.5 TFLOP/s"}},
+    ],
+    "memory": [
+        {"id": "hbm", "role": "device", "bandwidth": "1.555 TB/s"},
+        {"id": "l2", "role": "llc", "bandwidth": "7050 GB/s"},
+    ],
+}
+
+# NERSC hierarchical roofline of V100 (Yang, Kurth, Williams, CUG 2019; data
+# from cyanguwa/nersc-roofline Plotting/data_hierarchical.txt).
+V100: dict[str, Any] = {
+    "id": "v100",
+    "name": "V100",
+    "clocks": {"sm": "1530 MHz"},
+    "compute": [
+        {
+            "id": "fp64",
+            "kind": "fp64",
+            "peaks": {"fp64": {"datasheet": "7.8 TFLOP/s", "measured": "7068.86 GFLOP/s"}},
+            "ceilings": [{"id": "no-fma", "precision": "fp64", "value": "3535.79 GFLOP/s"}],
+        }
+    ],
+    "memory": [
+        {
+            "id": "hbm",
+            "role": "device",
+            "bandwidth": {"datasheet": "900 GB/s", "measured": "828.758 GB/s"},
+        },
+        {"id": "l2", "role": "llc", "bandwidth": {"measured": "2996.77 GB/s"}},
+        {"id": "l1", "role": "l1", "bandwidth": "14336 GB/s"},
+    ],
+    "issue": {"sms": 80, "schedulers_per_sm": 4},
+}
+
+# BerkeleyGW GPP on V100: nw -> (AI_L1, AI_L2, AI_HBM, GFLOP/s).
+GPP = {
+    1: (0.865326481, 2.250285265, 2.584785579, 2085.756683),
+    2: (1.556526957, 3.34359685, 4.738878073, 3593.593112),
+    3: (2.222121895, 3.245471837, 6.892970567, 4381.739349),
+    4: (2.863508257, 3.766406852, 9.047063062, 4625.535516),
+    5: (3.446245893, 4.356477696, 11.08619259, 4599.764097),
+    6: (4.034947498, 5.182021625, 13.21154434, 4692.209405),
+}
+
+
+def case(machine: str, launches: list[dict[str, Any]], variants: int = 1) -> dict[str, Any]:
+    return {
+        "id": "c",
+        "title": "c",
+        "machines": [machine],
+        "kernels": [{"id": f"k{i}", "operator": {"kind": "other"}} for i in range(len(launches))],
+        "variants": [
+            {
+                "id": f"v{v}",
+                "launches": [{"kernel": f"k{i}", "measurement": m} for i, m in enumerate(launches)],
+            }
+            for v in range(variants)
+        ],
+    }
+
+
+def run(machine: dict[str, Any], launches: list[dict[str, Any]], **kw: Any):
+    specs = Specs(
+        {machine["id"]: build.machine(machine)}, (build.case(case(machine["id"], launches)),)
+    )
+    return analyse(specs, Thresholds(**kw))
+
+
+def test_seed_ridge_is_208_flop_per_byte():
+    ridge = machine_result(build.machine(SEED_MACHINE)).ridge_flop_per_byte
+    assert ridge == {"compute.tensor.fp16": {"hbm": pytest.approx(208.0)}}
+
+
+def test_a100_ridges():
+    ridge = machine_result(build.machine(A100)).ridge_flop_per_byte
+    assert ridge["compute.tensor.bf16"]["hbm"] == pytest.approx(200.6, abs=0.05)
+    assert ridge["compute.fp32.fp32"]["hbm"] == pytest.approx(12.54, abs=0.01)
+
+
+def test_attainable_at_intensity_one_is_bandwidth():
+    # 1 FLOP per byte on the seed machine: 1.5 TFLOP/s attainable, HBM-bound.
+    a = run(
+        SEED_MACHINE, [{"time": "1 ms", "flops": {"tensor": {"fp16": 1e9}}, "bytes": {"hbm": 1e9}}]
+    )
+    r = a.cases[0].variants[0].launches[0]
+    assert r.intensity_flop_per_byte == {"hbm": pytest.approx(1.0)}
+    assert r.attainable_flop_per_s == pytest.approx(1.5e12)
+    assert r.attainable_by_level_flop_per_s["hbm"] == pytest.approx(1.5e12)
+    assert r.binding == "memory.hbm"
+    assert r.lower_bound_s == pytest.approx(1e9 / 1.5e12)
+    assert r.efficiency == pytest.approx((1e9 / 1.5e12) / 1e-3)
+    assert r.klass == "bound"
+
+
+def test_compute_bound_beyond_the_ridge():
+    a = run(
+        SEED_MACHINE,
+        [{"time": "1.25 ms", "flops": {"tensor": {"fp16": 312e9}}, "bytes": {"hbm": 0.3e9}}],
+    )
+    r = a.cases[0].variants[0].launches[0]
+    assert r.binding == "compute.tensor"
+    assert r.attainable_flop_per_s == pytest.approx(312e12)
+    assert r.efficiency == pytest.approx(1e-3 / 1.25e-3)
+    assert r.headroom == pytest.approx(1.25)
+
+
+def test_co_bound_at_the_ridge_and_thresholds_in_the_verdict():
+    # 208 FLOP/B exactly: both resources need 1 ms.
+    a = run(
+        SEED_MACHINE,
+        [{"time": "1.1 ms", "flops": {"tensor": {"fp16": 312e9}}, "bytes": {"hbm": 1.5e9}}],
+    )
+    r = a.cases[0].variants[0].launches[0]
+    assert r.klass == "co-bound"
+    assert "co-bound margin 15%" in r.verdict and "below-roofs threshold 50%" in r.verdict
+
+
+def test_precisions_on_one_unit_add_up_units_take_the_max():
+    a100 = build.machine(A100)
+    m = {
+        "time": "10 ms",
+        "flops": {"tensor": {"bf16": 312e9, "fp16": 312e9}, "fp32": {"fp32": 19.5e9}},
+        "bytes": {"hbm": 1e6},
+    }
+    b = launch_bounds(a100, build.case(case("a100", [m])).variants[0].launches[0])
+    assert b.seconds["compute.tensor"] == pytest.approx(2e-3)  # 1 ms + 1 ms on one unit
+    assert b.seconds["compute.fp32"] == pytest.approx(1e-3)
+    assert b.bound_s == pytest.approx(2e-3)  # different units overlap: max
+    assert b.serial_s == pytest.approx(2e-3 + 1e-3 + 1e6 / 1.555e12)
+
+
+def test_unknown_is_not_zero():
+    a = run(A100, [{"time": "1 ms", "flops": {"tensor": {"bf16": 1e9}}, "bytes": {"hbm": 1e9}}])
+    r = a.cases[0].variants[0].launches[0]
+    assert "memory.l2" in r.coverage.unknown
+    assert "memory.l2" not in r.bound_s
+    assert "compute.fp32" in r.coverage.covered  # flops were given: fp32 demand known to be 0
+    assert r.bound_s["compute.fp32"] == 0.0
+
+
+def test_missing_bytes_is_insufficient_data():
+    a = run(A100, [{"time": "1 ms", "flops": {"tensor": {"bf16": 1e9}}}])
+    r = a.cases[0].variants[0].launches[0]
+    assert r.klass == "insufficient-data"
+    assert r.efficiency is None
+    assert "memory.hbm" in r.verdict
+
+
+def test_below_all_roofs():
+    a = run(
+        SEED_MACHINE, [{"time": "10 ms", "flops": {"tensor": {"fp16": 1e9}}, "bytes": {"hbm": 1e9}}]
+    )
+    r = a.cases[0].variants[0].launches[0]
+    assert r.klass == "below-roofs"
+    assert r.efficiency == pytest.approx(1e9 / 1.5e12 / 10e-3)
+
+
+def test_measured_basis_and_efficiency_against_both():
+    v100 = build.machine(V100)
+    m = {"time": "1 s", "flops": {"fp64": {"fp64": 1e12}}, "bytes": {"hbm": 828.758e9}}
+    a = analyse(Specs({"v100": v100}, (build.case(case("v100", [m])),)))
+    r = a.cases[0].variants[0].launches[0]
+    assert r.roof_basis["memory.hbm"] == "measured"
+    assert r.efficiency_by_basis["measured"] == pytest.approx(1.0)
+    assert r.efficiency_by_basis["datasheet"] == pytest.approx(828.758 / 900)
+
+
+def test_clock_dependent_roofs_scale_to_the_measurement_clock():
+    # Nsight Compute locks an A100 to 765 MHz; compute and L2 roofs scale, HBM does not.
+    m = {
+        "time": "1 ms",
+        "clocks": {"sm": "765 MHz"},
+        "flops": {"tensor": {"bf16": 1e9}},
+        "bytes": {"hbm": 1e6, "l2": 1e6},
+    }
+    b = launch_bounds(build.machine(A100), build.case(case("a100", [m])).variants[0].launches[0])
+    assert b.seconds["compute.tensor"] == pytest.approx(1e9 / (312e12 * 765 / 1410))
+    assert b.seconds["memory.l2"] == pytest.approx(1e6 / (7050e9 * 765 / 1410))
+    assert b.seconds["memory.hbm"] == pytest.approx(1e6 / 1.555e12)
+
+
+def test_v100_issue_ceiling_is_489_6_warp_gips():
+    v100 = build.machine(V100)
+    assert v100.issue is not None
+    assert v100.issue.rate_per_s(v100.sm_clock_hz) == pytest.approx(489.6e9)
+
+
+@pytest.mark.parametrize("nw", sorted(GPP))
+def test_berkeleygw_gpp_points_on_the_v100_roofs(nw):
+    """The published GPP points sit where the NERSC paper puts them."""
+    ai_l1, ai_l2, ai_hbm, gflops = GPP[nw]
+    time_s = 0.01
+    flop = gflops * 1e9 * time_s
+    m = {
+        "time": time_s,
+        "flops": {"fp64": {"fp64": flop}},
+        "bytes": {"l1": flop / ai_l1, "l2": flop / ai_l2, "hbm": flop / ai_hbm},
+    }
+    a = analyse(Specs({"v100": build.machine(V100)}, (build.case(case("v100", [m])),)))
+    r = a.cases[0].variants[0].launches[0]
+    assert r.intensity_flop_per_byte["hbm"] == pytest.approx(ai_hbm)
+    assert r.achieved_flop_per_s == pytest.approx(gflops * 1e9)
+    hbm_roof = 828.758e9 * ai_hbm
+    fraction_of_roof = gflops * 1e9 / min(hbm_roof, 7068.86e9)
+    # The ridge is 7068.86 / 828.758 = 8.53 FLOP/B: nw 1-3 sit left of it (HBM-bound),
+    # nw 4-6 right of it under the FMA roof (the paper: "bound by HBM at low nw and
+    # saturates as nw increases").
+    expected = "memory.hbm" if ai_hbm < 7068.86 / 828.758 else "compute.fp64"
+    assert r.binding == ("memory.hbm" if nw <= 3 else "compute.fp64") == expected
+    assert r.efficiency == pytest.approx(fraction_of_roof)
+    # Nothing sits above a roof; L1 and L2 never bind.
+    assert r.bound_s["memory.l1"] < r.lower_bound_s and r.bound_s["memory.l2"] < r.lower_bound_s
+
+
+def test_gpp_nw1_is_97_percent_of_the_hbm_roof():
+    ai_l1, ai_l2, ai_hbm, gflops = GPP[1]
+    assert gflops / (828.758 * ai_hbm) == pytest.approx(0.9737, abs=1e-4)
+    ai_l1, ai_l2, ai_hbm, gflops = GPP[6]
+    assert gflops / 7068.86 == pytest.approx(0.6638, abs=1e-4)
+
+
+def test_variant_of_several_launches_sums_bounds_and_times():
+    launches = [
+        {"time": "1 ms", "flops": {"tensor": {"fp16": 1e9}}, "bytes": {"hbm": 1.2e9}},
+        {"time": "2 ms", "flops": {"tensor": {"fp16": 1e9}}, "bytes": {"hbm": 2.4e9}},
+    ]
+    v = run(SEED_MACHINE, launches).cases[0].variants[0]
+    assert v.time_s == pytest.approx(3e-3)
+    assert v.lower_bound_s == pytest.approx(3.6e9 / 1.5e12)
+    assert v.efficiency == pytest.approx(3.6e9 / 1.5e12 / 3e-3)
+    assert [x.share_of_variant for x in v.launches] == [pytest.approx(1 / 3), pytest.approx(2 / 3)]
+
+
+rates = st.floats(min_value=1e9, max_value=1e16, allow_nan=False, allow_infinity=False)
+amounts = st.floats(min_value=1.0, max_value=1e15, allow_nan=False, allow_infinity=False)
+
+
+def _bounds_for(peak: float, bw: float, flop: float, moved: float, time_s: float):
+    machine = {
+        **SEED_MACHINE,
+        "compute": [{"id": "tensor", "kind": "tensor", "peaks": {"fp16": peak}}],
+        "memory": [{"id": "hbm", "role": "device", "bandwidth": bw}],
+    }
+    return run(
+        machine, [{"time": time_s, "flops": {"tensor": {"fp16": flop}}, "bytes": {"hbm": moved}}]
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(peak=rates, bw=rates, flop=amounts, moved=amounts)
+def test_attainable_never_above_a_roof(peak, bw, flop, moved):
+    r = _bounds_for(peak, bw, flop, moved, 1.0).cases[0].variants[0].launches[0]
+    intensity = flop / moved
+    assert r.attainable_flop_per_s <= peak * (1 + 1e-9)
+    assert r.attainable_flop_per_s <= bw * intensity * (1 + 1e-9)
+    assert r.attainable_flop_per_s == pytest.approx(min(peak, bw * intensity), rel=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(peak=rates, bw=rates, flop=amounts, m1=amounts, m2=amounts)
+def test_attainable_non_decreasing_in_intensity(peak, bw, flop, m1, m2):
+    lo, hi = sorted((m1, m2), reverse=True)  # more bytes: lower intensity
+    a = _bounds_for(peak, bw, flop, lo, 1.0).cases[0].variants[0].launches[0]
+    b = _bounds_for(peak, bw, flop, hi, 1.0).cases[0].variants[0].launches[0]
+    assert a.attainable_flop_per_s <= b.attainable_flop_per_s * (1 + 1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(peak=rates, bw=rates, flop=amounts, moved=amounts, t=st.floats(min_value=1e-6, max_value=10))
+def test_binding_attains_the_max_and_efficiency_times_headroom_is_one(peak, bw, flop, moved, t):
+    r = _bounds_for(peak, bw, flop, moved, t).cases[0].variants[0].launches[0]
+    assert r.bound_s[r.binding] == max(r.bound_s.values())
+    assert r.lower_bound_s == r.bound_s[r.binding]
+    assert r.serial_bound_s >= r.lower_bound_s
+    assert math.isclose(r.efficiency * r.headroom, 1.0, rel_tol=1e-12)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import re
 from collections.abc import Iterator
 from functools import cache
 from typing import Any
@@ -104,17 +105,17 @@ def _unknown_keys(doc: Document, error: ValidationError, path: PathKey) -> list[
     known = sorted(schema.get("properties", {}))
     allowed = set(known)
     patterns = schema.get("patternProperties", {})
-    import re
-
     extra = [
         k for k in error.instance if k not in allowed and not any(re.search(p, k) for p in patterns)
     ]
     problems = []
     for key in extra:
         close = difflib.get_close_matches(key, known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = f"; did you mean {close[0]!r}?" if close else ";"
         if known:
             valid = f" Valid keys here: {', '.join(known)}."
+        elif "x-valid-keys" in schema:
+            valid = f" Valid keys: {schema['x-valid-keys']}."
         elif patterns:
             valid = " Valid keys match: " + ", ".join(patterns) + "."
         else:
@@ -129,7 +130,8 @@ def _message(error: ValidationError) -> str:
     if v == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         desc = schema.get("properties", {}).get(missing, {}).get("description", "")
-        return f"missing required key {missing!r}" + (f" ({desc.rstrip('.')})" if desc else "")
+        first = desc.split(". ")[0].rstrip(".")
+        return f"missing required key {missing!r}" + (f" ({first})" if first else "")
     if v == "type":
         want = error.validator_value
         want = " or ".join(want) if isinstance(want, list) else want

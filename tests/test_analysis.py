@@ -307,3 +307,17 @@ def test_binding_attains_the_max_and_efficiency_times_headroom_is_one(peak, bw, 
     assert r.lower_bound_s == r.bound_s[r.binding]
     assert r.serial_bound_s >= r.lower_bound_s
     assert math.isclose(r.efficiency * r.headroom, 1.0, rel_tol=1e-12)
+
+
+def test_variant_binding_is_a_resource_that_binds_some_launch():
+    # Launch A: tensor 1 ms, L2 0.9 ms. Launch B: HBM 1 ms, L2 0.9 ms. Summed per resource,
+    # L2 (1.8 ms) would lead although it limits neither launch.
+    launches = [
+        {"time": "1.2 ms", "flops": {"tensor": {"bf16": 312e9}}, "bytes": {"l2": 0.9e-3 * 7050e9}},
+        {"time": "1.2 ms", "flops": {}, "bytes": {"hbm": 1.555e9, "l2": 0.9e-3 * 7050e9}},
+    ]
+    v = run(A100, launches).cases[0].variants[0]
+    assert [x.binding for x in v.launches] == ["compute.tensor", "memory.hbm"]
+    assert v.bound_s["memory.l2"] == pytest.approx(1.8e-3)
+    assert {v.binding, v.runner_up} == {"compute.tensor", "memory.hbm"}
+    assert v.klass == "co-bound"

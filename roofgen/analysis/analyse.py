@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from roofgen.analysis.bounds import BASES, Bounds, Thresholds, clock_scale, launch_bounds, resources
-from roofgen.analysis.classify import Class, classify, verdict
+from roofgen.analysis.classify import Class, classify, classify_ranked, verdict
 from roofgen.model import Basis, Case, Launch, Machine, Specs, Variant
 
 
@@ -158,11 +158,15 @@ def variant_result(
     lower = _variant_bound(results, calls, "lower_bound_s")
     serial = _variant_bound(results, calls, "serial_bound_s")
     totals = _sum_bounds(list(zip(per_basis["measured"], calls, strict=True)))
-    merged = Bounds(
-        totals,
-        tuple(sorted({u for b in per_basis["measured"] for u in b.unknown} - set(totals))),
-        {},
-    )
+    unknown = tuple(sorted({u for b in per_basis["measured"] for u in b.unknown} - set(totals)))
+    # The variant's binding resource is the one that binds most of the step's bound time
+    # (launches run in order), not the largest sum of per-resource times: a resource
+    # that limits no launch must not be named.
+    shares: dict[str, float] = {}
+    for r in results:
+        if r.binding is not None and r.lower_bound_s is not None:
+            shares[r.binding] = shares.get(r.binding, 0.0) + r.calls * r.lower_bound_s
+    merged = Bounds(shares, unknown, {})
     enough = all(r.klass != "insufficient-data" for r in results)
     efficiency = lower / time_s if lower is not None and enough else None
     by_basis: dict[str, float | None] = {}
@@ -173,8 +177,13 @@ def variant_result(
             if enough and all(s is not None for s in bs)
             else None
         )
-    klass = classify(merged, efficiency, t) if enough else "insufficient-data"
+    klass = classify_ranked(merged.ranked(), efficiency, t) if enough else "insufficient-data"
     ranked = merged.ranked()
+    text = verdict(klass, merged, efficiency, t)
+    if len(results) == 1:  # one launch: the variant is that launch
+        only = results[0]
+        klass, text = only.klass, only.verdict
+        ranked = [(r, 0.0) for r in (only.binding, only.runner_up) if r is not None]
     flop = [r.flop for r in results]
     achieved = (
         sum(c * f for c, f in zip(calls, flop, strict=True) if f is not None) / time_s
@@ -202,8 +211,8 @@ def variant_result(
         speedup_vs_first=(first.time_s if first else time_s) / time_s,
         end_to_end_s=e2e,
         end_to_end_speedup_vs_first=first_e2e / e2e if e2e and first_e2e else None,
-        coverage=Coverage(tuple(sorted(totals)), merged.unknown),
-        verdict=verdict(klass, merged, efficiency, t),
+        coverage=Coverage(tuple(sorted(totals)), unknown),
+        verdict=text,
     )
 
 

@@ -18,11 +18,19 @@ def has_enough_data(bounds: Bounds) -> bool:
 
 
 def classify(bounds: Bounds, efficiency: float | None, t: Thresholds) -> Class:
-    if not has_enough_data(bounds) or efficiency is None:
+    if not has_enough_data(bounds):
+        return "insufficient-data"
+    return classify_ranked(bounds.ranked(), efficiency, t)
+
+
+def classify_ranked(
+    ranked: list[tuple[str, float]], efficiency: float | None, t: Thresholds
+) -> Class:
+    """Class from resources ranked by time (largest first) and the efficiency."""
+    if efficiency is None or not ranked:
         return "insufficient-data"
     if efficiency < t.below_roofs_efficiency:
         return "below-roofs"
-    ranked = bounds.ranked()
     if len(ranked) > 1 and ranked[1][1] >= (1.0 - t.co_bound_margin) * ranked[0][1]:
         return "co-bound"
     return "bound"

@@ -22,6 +22,7 @@ class Roof:
     measured: float | None = None
     source: str = ""
     measured_source: str = ""
+    measured_clock_hz: float | None = None  # the SM clock the measured value was taken at
 
     def value(self, basis: Basis = "measured") -> float:
         """The measured value where present (basis 'measured'), else the datasheet one."""

@@ -321,3 +321,13 @@ def test_variant_binding_is_a_resource_that_binds_some_launch():
     assert v.bound_s["memory.l2"] == pytest.approx(1.8e-3)
     assert {v.binding, v.runner_up} == {"compute.tensor", "memory.hbm"}
     assert v.klass == "co-bound"
+
+
+def test_a_measured_roof_taken_at_another_clock_is_restated_at_the_machine_clock():
+    machine = {**A100, "compute": [
+        {"id": "tensor", "kind": "tensor",
+         "peaks": {"bf16": {"datasheet": "312 TFLOP/s", "measured": "200 TFLOP/s",
+                            "measured_clock": "1000 MHz"}}}]}  # fmt: skip
+    peak = build.machine(machine).compute[0].peaks["bf16"]
+    assert peak.measured == pytest.approx(200e12 * 1410 / 1000)
+    assert peak.measured_clock_hz == pytest.approx(1e9)

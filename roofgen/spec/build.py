@@ -38,19 +38,27 @@ def _precision_dim(precision: str, count: bool) -> str:
     return "op_rate" if integer else "flop_rate"
 
 
-def roof(value: Any, dimension: str) -> Roof:
+def roof(value: Any, dimension: str, sm_clock_hz: float | None = None) -> Roof:
+    """A roof; with ``sm_clock_hz`` (clock-scaled roofs) a measured value taken at another
+    clock is restated at the machine's SM clock."""
     if not isinstance(value, dict):
         return Roof(datasheet=q(value, dimension))
+    measured = _opt(value.get("measured"), dimension)
+    clock = _opt(value.get("measured_clock"), "frequency")
+    if measured is not None and clock and sm_clock_hz:
+        measured *= sm_clock_hz / clock
     return Roof(
         datasheet=_opt(value.get("datasheet"), dimension),
-        measured=_opt(value.get("measured"), dimension),
+        measured=measured,
         source=value.get("source", ""),
         measured_source=value.get("measured_source", ""),
+        measured_clock_hz=clock,
     )
 
 
 def machine(data: dict[str, Any], file: str = "") -> Machine:
     clocks = data["clocks"]
+    sm_clock = q(clocks["sm"], "frequency")
     power = data.get("power")
     issue = data.get("issue")
     runtime = data.get("runtime")
@@ -60,11 +68,11 @@ def machine(data: dict[str, Any], file: str = "") -> Machine:
         version=data.get("version"),
         vendor=data.get("vendor", ""),
         description=data.get("description", ""),
-        sm_clock_hz=q(clocks["sm"], "frequency"),
+        sm_clock_hz=sm_clock,
         memory_clock_hz=_opt(clocks.get("memory"), "frequency"),
         base_sm_clock_hz=_opt(clocks.get("base_sm"), "frequency"),
-        compute=tuple(_unit(u) for u in data["compute"]),
-        memory=tuple(_level(m) for m in data["memory"]),
+        compute=tuple(_unit(u, sm_clock) for u in data["compute"]),
+        memory=tuple(_level(m, sm_clock) for m in data["memory"]),
         links=tuple(
             Link(
                 id=k["id"],
@@ -102,12 +110,13 @@ def machine(data: dict[str, Any], file: str = "") -> Machine:
     )
 
 
-def _unit(u: dict[str, Any]) -> ComputeUnit:
+def _unit(u: dict[str, Any], sm_clock: float) -> ComputeUnit:
+    clock = sm_clock if u.get("clock_scaled", True) else None
     return ComputeUnit(
         id=u["id"],
         name=u.get("name", u["id"]),
         kind=u["kind"],
-        peaks={p: roof(v, _precision_dim(p, count=False)) for p, v in u["peaks"].items()},
+        peaks={p: roof(v, _precision_dim(p, count=False), clock) for p, v in u["peaks"].items()},
         ceilings=tuple(
             SubCeiling(
                 c["id"], c.get("name", c["id"]), c["precision"], roof(c["value"], "flop_rate")
@@ -118,15 +127,16 @@ def _unit(u: dict[str, Any]) -> ComputeUnit:
     )
 
 
-def _level(m: dict[str, Any]) -> MemoryLevel:
+def _level(m: dict[str, Any], sm_clock: float) -> MemoryLevel:
+    scaled = m.get("clock_scaled", m["role"] != "device")
     return MemoryLevel(
         id=m["id"],
         name=m.get("name", m["id"]),
         role=m["role"],
-        bandwidth=roof(m["bandwidth"], "bandwidth"),
+        bandwidth=roof(m["bandwidth"], "bandwidth", sm_clock if scaled else None),
         transaction_size_b=_opt(m.get("transaction_size"), "information"),
         capacity_b=_opt(m.get("capacity"), "information"),
-        clock_scaled=m.get("clock_scaled", m["role"] != "device"),
+        clock_scaled=scaled,
     )
 
 

@@ -1,0 +1,596 @@
+"""Offline JavaScript assets for generated sites.
+
+The site must work without network access and when opened straight from the
+file system (``file://``).  That rules out CDN scripts and ES module scripts
+(browsers refuse module scripts from ``file://``), so this module writes plain
+classic scripts into the site:
+
+``assets/javascripts/roofgen-vega.js``
+    Vega, Vega-Lite and vega-embed, bundled at build time by vl-convert and
+    wrapped in a function so that nothing but ``window.vegaEmbed`` leaks into
+    the page (``window.vega``/``window.vegaLite`` too, should vl-convert ever
+    provide them; 1.9 does not, see ``_BUNDLE_SNIPPET``).  The Vega-Lite
+    version is the one Altair generates specs for.  Bundling takes seconds, so
+    the result is cached on disk, keyed by the vl-convert and Vega-Lite
+    versions.
+
+``assets/javascripts/roofgen-charts.js``
+    Boot script: renders every ``<div class="roofgen-chart" data-spec-id="...">``
+    from the JSON spec in ``<template id="...">`` (or in a
+    ``<script type="application/json" id="...">``) and
+    reports progress in ``document.documentElement.dataset.roofgenCharts``
+    (``"pending"``, then ``"ready"`` or ``"error"``; on error the message is in
+    ``dataset.roofgenChartsError``).  Re-runs on Material's instant navigation.
+
+``assets/javascripts/roofgen-iframe-worker.js``
+    Stand-in for ``Worker`` on ``file://`` pages, where browsers refuse to start
+    web workers.  Material for MkDocs runs its search in a worker; with this
+    script listed in ``extra.polyfills`` (and Material's ``offline`` plugin
+    enabled) search works from ``file://`` without loading anything from the
+    network.
+
+:func:`chart_html_block` returns the raw HTML a Markdown page embeds for one
+chart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import logging
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CHARTS_BOOT_PATH",
+    "IFRAME_WORKER_PATH",
+    "JAVASCRIPTS_DIR",
+    "VEGA_BUNDLE_PATH",
+    "AssetError",
+    "chart_html_block",
+    "default_cache_dir",
+    "vega_bundle_js",
+    "vega_lite_version",
+    "vega_versions",
+    "write_iframe_worker",
+    "write_vega_bundle",
+]
+
+log = logging.getLogger(__name__)
+
+#: Folder of the scripts, relative to the site root (POSIX separators).
+JAVASCRIPTS_DIR = "assets/javascripts"
+VEGA_BUNDLE_PATH = f"{JAVASCRIPTS_DIR}/roofgen-vega.js"
+CHARTS_BOOT_PATH = f"{JAVASCRIPTS_DIR}/roofgen-charts.js"
+IFRAME_WORKER_PATH = f"{JAVASCRIPTS_DIR}/roofgen-iframe-worker.js"
+
+# Bump when the wrapper or snippet below changes, so old cache entries are ignored.
+_BUNDLE_FORMAT = 1
+
+# vl-convert bundles this as an ES module entry point, after its own imports of
+# vegaEmbed, vega and vegaLite.  vl-convert 1.9 imports vega and vega-lite as
+# *default* imports, which those ES modules do not have, so both are null in the
+# bundle; they are published only if a later vl-convert provides them.
+_BUNDLE_SNIPPET = (
+    "window.vegaEmbed = vegaEmbed;\n"
+    "if (vega) window.vega = vega;\n"
+    "if (vegaLite) window.vegaLite = vegaLite;\n"
+)
+
+# The bundle has no import/export statements, so it can run as the body of a
+# function in a classic script.  The function keeps its top-level names private
+# (top-level ``const`` of classic scripts would share one global scope with every
+# other script on the page).  ES modules are strict, hence "use strict".
+_BUNDLE_PROLOGUE = "(function () {\n'use strict';\n"
+_BUNDLE_EPILOGUE = "\n})();\n"
+
+_SPEC_ID_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+class AssetError(RuntimeError):
+    """The chart scripts cannot be produced with the installed packages."""
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def vega_lite_version() -> str:
+    """Vega-Lite ``major.minor`` that Altair targets, as vl-convert names it.
+
+    Raises :class:`AssetError` when the installed vl-convert cannot bundle it.
+    """
+    import altair
+    import vl_convert
+
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", str(altair.SCHEMA_VERSION))
+    if match is None:
+        raise AssetError(f"cannot read altair.SCHEMA_VERSION {altair.SCHEMA_VERSION!r}")
+    wanted = f"{match.group(1)}.{match.group(2)}"
+    available = [v.lstrip("v") for v in vl_convert.get_vegalite_versions()]
+    if wanted not in available:
+        raise AssetError(
+            f"Altair {altair.__version__} writes Vega-Lite {altair.SCHEMA_VERSION} specs, but "
+            f"vl-convert-python {_vl_convert_version()} only bundles Vega-Lite "
+            f"{', '.join(available)}; install matching versions (see constraints.txt)"
+        )
+    return wanted
+
+
+def vega_versions() -> dict[str, str]:
+    """Versions of the chart stack written by :func:`write_vega_bundle`."""
+    import altair
+    import vl_convert
+
+    return {
+        "vega": vl_convert.get_vega_version(),
+        "vega-lite": vega_lite_version(),
+        "vega-lite-schema": str(altair.SCHEMA_VERSION),
+        "vega-embed": vl_convert.get_vega_embed_version(),
+        "vl-convert": _vl_convert_version(),
+        "altair": str(altair.__version__),
+    }
+
+
+def _vl_convert_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("vl-convert-python")
+    except metadata.PackageNotFoundError:  # pragma: no cover - unusual installs
+        import vl_convert
+
+        return str(getattr(vl_convert, "__version__", "unknown"))
+
+
+# --------------------------------------------------------------------------- bundle
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/roofgen``, else ``~/.cache/roofgen``."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
+    return root / "roofgen"
+
+
+def _cache_file(cache_dir: Path, vl_convert_version: str, vl_version: str) -> Path:
+    digest = hashlib.sha256(
+        f"{_BUNDLE_FORMAT}\0{_BUNDLE_SNIPPET}\0{_BUNDLE_PROLOGUE}\0{_BUNDLE_EPILOGUE}".encode()
+    ).hexdigest()[:12]
+    safe = re.sub(r"[^A-Za-z0-9.]+", "_", vl_convert_version)
+    return cache_dir / f"vega-bundle-vlconvert{safe}-vl{vl_version}-{digest}.js"
+
+
+def _looks_complete(text: str) -> bool:
+    return text.startswith("/*") and "window.vegaEmbed" in text and text.endswith(_BUNDLE_EPILOGUE)
+
+
+def _build_bundle(vl_version: str) -> str:
+    import vl_convert
+
+    body = vl_convert.javascript_bundle(_BUNDLE_SNIPPET, vl_version=vl_version)
+    versions = vega_versions()
+    header = (
+        "/* roofgen chart runtime (classic script; defines window.vegaEmbed).\n"
+        f" * vega {versions['vega']}, vega-lite {vl_version} (schema "
+        f"{versions['vega-lite-schema']}), vega-embed {versions['vega-embed']}; "
+        f"bundled by vl-convert {versions['vl-convert']}.\n"
+        " * Vega, Vega-Lite and vega-embed: BSD-3-Clause, https://vega.github.io/ */\n"
+    )
+    return header + _BUNDLE_PROLOGUE + body + _BUNDLE_EPILOGUE
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def vega_bundle_js(cache_dir: Path | None = None) -> str:
+    """Text of the classic-script Vega bundle, from the cache when possible.
+
+    ``cache_dir`` defaults to :func:`default_cache_dir`.  A cache that cannot be
+    read or written only costs time: the bundle is then rebuilt every call.
+    """
+    vl_version = vega_lite_version()
+    cache = _cache_file(
+        Path(cache_dir) if cache_dir is not None else default_cache_dir(),
+        _vl_convert_version(),
+        vl_version,
+    )
+    try:
+        cached = cache.read_text(encoding="utf-8")
+    except OSError:
+        cached = ""
+    if _looks_complete(cached):
+        return cached
+    text = _build_bundle(vl_version)
+    try:
+        _write_atomic(cache, text)
+    except OSError as exc:
+        log.warning("cannot cache the Vega bundle in %s: %s", cache.parent, exc)
+    return text
+
+
+def write_vega_bundle(dest_dir: Path, cache_dir: Path | None = None) -> list[str]:
+    """Write the Vega bundle and the chart boot script under ``dest_dir``.
+
+    ``dest_dir`` is the site (or MkDocs ``docs_dir``) root.  Returns the paths
+    written, relative to ``dest_dir`` with ``/`` separators, in the order the
+    pages must load them (e.g. for MkDocs ``extra_javascript``).
+    """
+    dest = Path(dest_dir)
+    _write_atomic(dest / VEGA_BUNDLE_PATH, vega_bundle_js(cache_dir))
+    _write_atomic(dest / CHARTS_BOOT_PATH, CHARTS_BOOT_JS)
+    return [VEGA_BUNDLE_PATH, CHARTS_BOOT_PATH]
+
+
+def write_iframe_worker(dest_dir: Path) -> str:
+    """Write the ``file://`` worker stand-in under ``dest_dir``; return its relative path.
+
+    List the path in MkDocs ``extra.polyfills``: Material's ``offline`` plugin
+    then does not add its own copy from unpkg.com, and search works offline.
+    """
+    _write_atomic(Path(dest_dir) / IFRAME_WORKER_PATH, IFRAME_WORKER_JS)
+    return IFRAME_WORKER_PATH
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def _script_json(value: Any) -> str:
+    """JSON that is inert inside an HTML ``<script>`` element (and in attributes)."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    # These characters only occur inside JSON strings, where \\uXXXX escapes are valid.
+    return (
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def _alt_text(spec: dict[str, Any], spec_id: str) -> str:
+    for key in ("description", "title"):
+        value = spec.get(key)
+        if isinstance(value, dict):
+            value = value.get("text")
+        if isinstance(value, list):
+            value = " ".join(str(v) for v in value)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return f"Chart {spec_id}"
+
+
+def chart_html_block(spec_id: str, spec: dict[str, Any], svg_fallback_path: str | None) -> str:
+    """Raw HTML block that embeds one interactive chart in a Markdown page.
+
+    ``spec_id`` must be unique on the page and must not clash with other element
+    ids (headings get ids from their text, so prefer something like
+    ``"chart-roofline"``).  ``spec`` is a Vega-Lite spec (e.g. ``chart.to_dict()``).
+    ``svg_fallback_path`` is a URL, relative to the page, of a static rendering
+    shown when scripts do not run; ``None`` for no fallback.
+
+    Layout::
+
+        <div class="roofgen-chart-block" id="ID-block">
+        <div class="roofgen-chart" data-spec-id="ID"></div>
+        <template class="roofgen-chart-spec" id="ID" data-search-exclude>{JSON}</template>
+        <noscript><img src="SVG" alt="..." loading="lazy"></noscript>
+        </div>
+
+    The JSON is inert: ``<``, ``>``, ``&`` (and U+2028/U+2029) are written as
+    ``\\u003c``-style escapes, so it contains no markup and no entities.  It is
+    held in a ``<template>``, not a ``<script type="application/json">``:
+    Material's instant navigation re-creates every ``<script>`` of a new page
+    without its attributes and runs it, which turns JSON into a syntax error and
+    drops its id.  ``data-search-exclude`` keeps the JSON out of Material's
+    search index (it sits on the ``<template>`` itself: Material's search parser
+    compares elements by tag name only, so an excluded ``<div>`` stops being
+    excluded at the first nested ``</div>``).
+
+    The block starts at column 0 and contains no blank line, so Python-Markdown
+    passes it through untouched; surround it with blank lines.
+    """
+    if not _SPEC_ID_RE.fullmatch(spec_id):
+        raise ValueError(
+            f"chart id {spec_id!r} must start with a letter and contain only letters, "
+            "digits, '-' and '_'"
+        )
+    if not isinstance(spec, dict):
+        raise TypeError(f"chart spec must be a dict, not {type(spec).__name__}")
+    try:
+        payload = _script_json(spec)
+    except ValueError as exc:  # NaN/inf, which JSON.parse would reject
+        raise ValueError(f"chart {spec_id}: spec is not valid JSON: {exc}") from exc
+    ident = html.escape(spec_id, quote=True)
+    lines = [
+        f'<div class="roofgen-chart-block" id="{ident}-block">',
+        f'<div class="roofgen-chart" data-spec-id="{ident}"></div>',
+        f'<template class="roofgen-chart-spec" id="{ident}" data-search-exclude>'
+        f"{payload}</template>",
+    ]
+    if svg_fallback_path is not None:
+        src = html.escape(svg_fallback_path, quote=True)
+        alt = html.escape(_alt_text(spec, spec_id), quote=True)
+        # lazy: Material's instant navigation parses new pages with scripting off,
+        # so <noscript> content becomes real (hidden) elements; a lazy image that is
+        # never rendered is never fetched.  Browsers without scripts load it eagerly.
+        lines.append(f'<noscript><img src="{src}" alt="{alt}" loading="lazy"></noscript>')
+    lines.append("</div>")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- scripts
+
+CHARTS_BOOT_JS = r"""/* roofgen chart boot script (classic script, needs window.vegaEmbed).
+ * Renders every <div class="roofgen-chart" data-spec-id="ID"> from the JSON in
+ * <template id="ID"> (or <script type="application/json" id="ID">), then sets
+ * document.documentElement.dataset.roofgenCharts to "ready", or to "error" with
+ * the reason in dataset.roofgenChartsError. */
+(function () {
+  "use strict";
+  if (window.roofgenCharts) return;
+
+  var root = document.documentElement;
+  var EMBED_OPTIONS = {
+    actions: { export: true, source: false, compiled: false, editor: false },
+    renderer: "svg"
+  };
+  var generation = 0;
+  var results = [];
+  var current = [];
+
+  function setState(state, message) {
+    root.dataset.roofgenCharts = state;
+    if (message) {
+      root.dataset.roofgenChartsError = message;
+    } else {
+      delete root.dataset.roofgenChartsError;
+    }
+  }
+
+  /* The spec lives in <template id="ID"> (what chart_html_block writes) or in
+   * <script type="application/json" id="ID">.  Scan instead of getElementById so
+   * that a heading with the same id does not hide it. */
+  function specText(id) {
+    var holders = document.querySelectorAll('template[id], script[type="application/json"][id]');
+    for (var i = 0; i < holders.length; i++) {
+      var holder = holders[i];
+      if (holder.id !== id) continue;
+      return holder.tagName === "TEMPLATE" ? holder.content.textContent : holder.textContent;
+    }
+    return null;
+  }
+
+  function describe(err) {
+    return err && err.message ? err.message : String(err);
+  }
+
+  function renderOne(el) {
+    var id = el.getAttribute("data-spec-id") || "";
+    return new Promise(function (resolve) {
+      var text = specText(id);
+      if (text === null) throw new Error("no spec element <template id=\"" + id + "\">");
+      var spec = JSON.parse(text);
+      var options = Object.assign({ downloadFileName: id }, EMBED_OPTIONS);
+      resolve(window.vegaEmbed(el, spec, options));
+    }).then(
+      function (result) {
+        el.setAttribute("data-roofgen-chart", "ready");
+        return result;
+      },
+      function (err) {
+        el.setAttribute("data-roofgen-chart", "error");
+        el.setAttribute("role", "alert");
+        el.textContent = "Chart could not be drawn: " + describe(err);
+        throw new Error("chart " + id + ": " + describe(err));
+      }
+    );
+  }
+
+  function finalize(list) {
+    list.forEach(function (result) {
+      try {
+        result.finalize();
+      } catch (err) {
+        /* the view is already gone */
+      }
+    });
+  }
+
+  function chartElements() {
+    return Array.prototype.slice.call(document.querySelectorAll("div.roofgen-chart[data-spec-id]"));
+  }
+
+  function render() {
+    var mine = ++generation;
+    finalize(results);
+    results = [];
+    var charts = chartElements();
+    current = charts;
+    if (charts.length === 0) {
+      setState("ready");
+      return Promise.resolve();
+    }
+    if (typeof window.vegaEmbed !== "function") {
+      var missing = "vegaEmbed is not loaded (roofgen-vega.js missing or failed)";
+      console.error("roofgen: " + missing);
+      setState("error", missing);
+      return Promise.resolve();
+    }
+    setState("pending");
+    return Promise.allSettled(charts.map(renderOne)).then(function (outcomes) {
+      var done = [];
+      var errors = [];
+      outcomes.forEach(function (outcome) {
+        if (outcome.status === "fulfilled") {
+          done.push(outcome.value);
+        } else {
+          errors.push(describe(outcome.reason));
+        }
+      });
+      if (mine !== generation) {
+        finalize(done); /* the page was replaced while these charts rendered */
+        return;
+      }
+      results = done;
+      if (errors.length) {
+        console.error("roofgen: " + errors.join("; "));
+        setState("error", errors.join("; "));
+      } else {
+        setState("ready");
+      }
+    });
+  }
+
+  /* Material's instant navigation swaps the page content and emits on document$;
+   * render again when the set of chart elements changed.  (document$ also replays
+   * the first page, which is already rendered; on file:// pages with instant
+   * navigation it completes without emitting, hence the render in start.) */
+  function refresh() {
+    var charts = chartElements();
+    var same = charts.length === current.length && charts.every(function (el, i) {
+      return el === current[i];
+    });
+    if (!same) render();
+  }
+
+  function start() {
+    render();
+    var docs = window.document$;
+    if (docs && typeof docs.subscribe === "function") {
+      docs.subscribe({ next: refresh, error: function () {} });
+    }
+  }
+
+  window.roofgenCharts = { render: render };
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start, { once: true });
+  } else {
+    start();
+  }
+})();
+"""
+
+IFRAME_WORKER_JS = r"""/* roofgen iframe worker (classic script).
+ * Browsers refuse to start web workers from file:// pages.  On such pages this
+ * replaces window.Worker with IFrameWorker, which runs the worker script in a
+ * hidden same-origin iframe (on the main thread) and relays messages.  It
+ * provides postMessage, addEventListener("message"), onmessage, onerror,
+ * terminate, and inside the worker postMessage, close and a Promise-returning
+ * importScripts.  Material for MkDocs' search worker knows this interface
+ * (it checks for window.IFrameWorker). */
+(function () {
+  "use strict";
+  if (typeof window.IFrameWorker === "function") return;
+
+  function copy(data) {
+    if (typeof structuredClone === "function") return structuredClone(data);
+    return data === undefined ? data : JSON.parse(JSON.stringify(data));
+  }
+
+  function loadScript(doc, src) {
+    return new Promise(function (resolve, reject) {
+      var script = doc.createElement("script");
+      script.src = src;
+      script.onload = function () { resolve(); };
+      script.onerror = function () { reject(new Error("cannot load worker script " + src)); };
+      (doc.body || doc.documentElement).appendChild(script);
+    });
+  }
+
+  class IFrameWorker extends EventTarget {
+    constructor(url, options) {
+      super();
+      if (options && options.type === "module") {
+        throw new TypeError("IFrameWorker: module workers are not supported");
+      }
+      this.onmessage = null;
+      this.onerror = null;
+      this.onmessageerror = null;
+      var src = new URL(String(url), document.baseURI).href;
+      var frame = document.createElement("iframe");
+      frame.hidden = true;
+      frame.tabIndex = -1;
+      frame.setAttribute("aria-hidden", "true");
+      frame.title = "worker";
+      (document.body || document.documentElement).appendChild(frame);
+      this._frame = frame;
+      this._url = src;
+
+      var win = frame.contentWindow;
+      var doc = win.document;
+      doc.open();
+      doc.write("<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body></body></html>");
+      doc.close();
+
+      var worker = this;
+      win.postMessage = function (data) { worker._deliver(data); };
+      win.close = function () { worker.terminate(); };
+      win.importScripts = function () {
+        var urls = Array.prototype.slice.call(arguments);
+        return urls.reduce(function (done, next) {
+          return done.then(function () { return loadScript(doc, new URL(next, src).href); });
+        }, Promise.resolve());
+      };
+      win.addEventListener("error", function (ev) {
+        worker._fail(ev.message, ev.filename, ev.lineno, ev.colno, ev.error);
+      });
+      this._ready = loadScript(doc, src).then(
+        function () { return true; },
+        function (err) { worker._fail(err.message, src, 0, 0, err); return false; }
+      );
+    }
+
+    postMessage(data) {
+      var worker = this;
+      var payload = copy(data);
+      this._ready.then(function (ok) {
+        if (!ok || !worker._frame) return;
+        var win = worker._frame.contentWindow;
+        win.dispatchEvent(new win.MessageEvent("message", { data: payload }));
+      });
+    }
+
+    terminate() {
+      if (this._frame) {
+        this._frame.remove();
+        this._frame = null;
+      }
+    }
+
+    _deliver(data) {
+      var worker = this;
+      var payload = copy(data);
+      setTimeout(function () {
+        if (!worker._frame) return;
+        var ev = new MessageEvent("message", { data: payload });
+        worker.dispatchEvent(ev);
+        if (typeof worker.onmessage === "function") worker.onmessage(ev);
+      }, 0);
+    }
+
+    _fail(message, filename, lineno, colno, error) {
+      var ev = new ErrorEvent("error", {
+        message: message, filename: filename, lineno: lineno, colno: colno, error: error
+      });
+      this.dispatchEvent(ev);
+      if (typeof this.onerror === "function") this.onerror(ev);
+    }
+  }
+
+  window.IFrameWorker = IFrameWorker;
+  if (location.protocol === "file:") window.Worker = IFrameWorker;
+})();
+"""

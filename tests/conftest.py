@@ -1,0 +1,127 @@
+"""Shared test fixtures.
+
+Browser fixtures (helpers in ``tests/browser.py``):
+
+``chromium_browser``
+    one headless Chromium per session, driven by Playwright; skipped with a
+    loud reason when no Chromium is found, a failure when ``CI=true``.
+``watched_page``
+    a fresh context and page that abort and record off-host requests and record
+    console and page errors (see ``browser.WatchedPage``).
+``serve_dir``
+    ``serve_dir(path) -> "http://127.0.0.1:PORT/"``: serves a folder for the test.
+
+Tests that use a browser are marked ``browser`` (added automatically when a test
+uses ``chromium_browser`` or ``watched_page``), so ``-m "not browser"`` skips them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from browser import (
+    find_chromium,
+    in_ci,
+    launch_chromium,
+    missing_chromium_reason,
+    open_watched_page,
+    playwright_version,
+    serve_directory,
+)
+
+if TYPE_CHECKING:
+    from browser import WatchedPage
+    from playwright.sync_api import Browser
+
+_BROWSER_FIXTURES = frozenset({"chromium_executable", "chromium_browser", "watched_page"})
+_BROWSER_RUN: dict[str, str] = {}
+_BROWSER_MISSING: list[str] = []
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    chromium = find_chromium() or "NOT FOUND"
+    return [
+        f"browser tests: chromium {chromium}, playwright {playwright_version() or 'NOT INSTALLED'}"
+        f"{', CI=true (browser required)' if in_ci() else ''}"
+    ]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        if _BROWSER_FIXTURES.intersection(names) and item.get_closest_marker("browser") is None:
+            item.add_marker(pytest.mark.browser)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if _BROWSER_RUN:
+        terminalreporter.write_line(
+            "browser tests ran in {browser} {browser_version} ({executable}) "
+            "via playwright {playwright}".format(**_BROWSER_RUN)
+        )
+    for reason in dict.fromkeys(_BROWSER_MISSING):
+        terminalreporter.write_line(reason, red=True, bold=True)
+
+
+def _no_browser(reason: str) -> None:
+    if in_ci():
+        pytest.fail(f"{reason} [CI=true: browser tests are required]", pytrace=False)
+    _BROWSER_MISSING.append(reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def chromium_executable() -> str:
+    """Path of the Chromium for browser tests (skip, or fail in CI, when missing)."""
+    executable = find_chromium()
+    if executable is None:
+        _no_browser(missing_chromium_reason())
+        raise AssertionError("unreachable")  # pragma: no cover
+    return executable
+
+
+@pytest.fixture(scope="session")
+def chromium_browser(chromium_executable: str) -> Iterator[Browser]:
+    """One headless Chromium for the whole session."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        _no_browser(f"BROWSER TESTS NOT RUN: playwright is not installed ({exc})")
+        raise AssertionError("unreachable") from exc  # pragma: no cover
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright, chromium_executable)
+        _BROWSER_RUN.update(
+            browser=browser.browser_type.name,
+            browser_version=browser.version,
+            executable=chromium_executable,
+            playwright=playwright_version() or "?",
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def watched_page(chromium_browser: Browser) -> Iterator[WatchedPage]:
+    """A fresh page whose off-host requests, console errors and page errors are recorded."""
+    watched = open_watched_page(chromium_browser)
+    try:
+        yield watched
+    finally:
+        watched.close()
+
+
+@pytest.fixture
+def serve_dir() -> Iterator[Callable[[Path], str]]:
+    """``serve_dir(folder)`` serves ``folder`` on 127.0.0.1 and returns its base URL."""
+    with ExitStack() as stack:
+
+        def serve(root: Path) -> str:
+            return stack.enter_context(serve_directory(Path(root)))
+
+        yield serve

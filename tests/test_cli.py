@@ -1,0 +1,146 @@
+"""The CLI conventions: exit statuses, streams, output files, versions, laziness."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from roofgen import cli
+from roofgen.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = ROOT / "specs"
+
+
+def test_version_names_the_rendering_stack(capsys):
+    assert main(["--version"]) == 0
+    out = capsys.readouterr().out
+    for name in ("roofgen", "spec format", "vega", "vega-lite", "vega-embed", "mkdocs",
+                 "mkdocs-material"):  # fmt: skip
+        assert f"\n{name} " in "\n" + out
+
+
+def test_usage_error_is_status_2(capsys):
+    assert main(["check", "--format", "yaml"]) == 2
+    assert main(["no-such-verb"]) == 2
+
+
+def test_no_spec_files_is_an_error_not_a_silent_pass(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["check"]) == 1
+    assert "specs: no such file or folder" in capsys.readouterr().err
+    (tmp_path / "specs").mkdir()
+    assert main(["check"]) == 1
+    assert "specs: no spec files (*.yaml, *.yml) found" in capsys.readouterr().err
+
+
+def test_check_json_goes_to_stdout_and_messages_to_stderr(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(["check", "--format", "json", "specs"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["ok"] is True and doc["roofgen_output"] == 1
+    assert len(doc["files"]) == len(list(SPECS.rglob("*.yaml")))
+
+
+def test_output_file_is_never_overwritten_without_force(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "a.json"
+    assert main(["analyze", "-q", "--format", "json", "-o", str(out), "specs"]) == 0
+    first = out.read_bytes()
+    out.write_text("keep me")
+    assert main(["analyze", "-q", "--format", "json", "-o", str(out), "specs"]) == 1
+    assert out.read_text() == "keep me"
+    assert "--force" in capsys.readouterr().err
+    assert main(["analyze", "-q", "--format", "json", "-o", str(out), "--force", "specs"]) == 0
+    assert out.read_bytes() == first
+
+
+def test_internal_error_is_status_4_with_a_report_file(capsys, monkeypatch):
+    def boom(*args, **kwargs):
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr("roofgen.api.check", boom)
+    monkeypatch.chdir(ROOT)
+    assert main(["check", "specs"]) == 4
+    err = capsys.readouterr().err
+    assert "please report" in err and "Traceback" not in err
+    report = Path(err.rsplit(" in ", 1)[1].strip())
+    assert "simulated bug" in report.read_text()
+    report.unlink()
+
+
+def test_interrupt_is_status_130(monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("roofgen.api.check", interrupted)
+    monkeypatch.chdir(ROOT)
+    assert main(["check", "specs"]) == 130
+
+
+def test_no_colour_when_no_color_or_ci(monkeypatch):
+    class Tty:
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    assert cli._use_colour(Tty())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not cli._use_colour(Tty())
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("CI", "true")
+    assert not cli._use_colour(Tty())
+
+
+def test_schema_write_and_print(tmp_path, capsys):
+    assert main(["schema", "--write", str(tmp_path), "-q"]) == 0
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [f"{k}.schema.json" for k in ("case", "config", "machine", "output", "rules")]
+    assert main(["schema", "case"]) == 0
+    assert json.loads(capsys.readouterr().out)["title"] == "roofgen case study"
+
+
+def test_strict_turns_warnings_into_failure(tmp_path, capsys, monkeypatch):
+    (tmp_path / "m.yaml").write_text(
+        "roofgen: 1\nkind: machine\nid: m\nname: M\nclocks: {sm: 1 GHz}\n"
+        "compute: [{id: t, kind: tensor, peaks: {fp16: 100 TFLOP/s}}]\n"
+        "memory: [{id: hbm, role: device, bandwidth: 1 TB/s}]\n"
+    )
+    (tmp_path / "c.yaml").write_text(
+        "roofgen: 1\nkind: case\nid: c\ntitle: C\nmachines: [m]\n"
+        "kernels: [{id: k, operator: {kind: other}}]\n"
+        "variants:\n  - id: v\n    launches:\n      - kernel: k\n        measurement:\n"
+        "          time: {median: 1 ms, warmup: 0, repeats: 50}\n"
+        "          flops: {t: {fp16: 1e9}}\n          bytes: {hbm: 1e8}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "."]) == 0
+    assert main(["check", "--strict", "."]) == 1
+    err = capsys.readouterr().err
+    assert "c.yaml:12:40: warning: variants[0].launches[0].measurement.time.warmup:" in err
+
+
+def test_check_imports_nothing_heavy():
+    """The light core never loads the site stack."""
+    code = (
+        "import sys; from roofgen.cli import main; main(['check', '-q', 'specs']); "
+        "print(sorted(m for m in ('altair', 'pandas', 'mkdocs', 'vl_convert', 'jinja2') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+@pytest.mark.parametrize("verb", ["check", "analyze", "schema", "config"])
+def test_every_verb_takes_the_common_flags(verb, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main([verb, "--help"]) == 0
+    text = capsys.readouterr().out
+    for flag in ("--strict", "--quiet", "--verbose"):
+        assert flag in text

@@ -1,0 +1,204 @@
+"""Settings: roofgen.toml or [tool.roofgen], found by walking up; origins; unknown keys."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from roofgen.cli import main
+from roofgen.config import find_settings_file, load_settings
+
+MINIMAL = Path(__file__).parent / "cases" / "valid" / "minimal"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project folder with a deep subfolder, resolved (tmp may sit behind a link)."""
+    root = tmp_path.resolve() / "project"
+    (root / "a" / "b").mkdir(parents=True)
+    return root
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = main(argv)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return status, out, err
+
+
+def _rows(out: str) -> dict[str, tuple[str, str]]:
+    """`roofgen config` text rows as {setting: (value, origin)}."""
+    rows = {}
+    for line in out.splitlines()[1:]:
+        key, rest = line.split(maxsplit=1)
+        value, _, origin = rest.rpartition("  (")
+        rows[key] = (value.strip(), origin.removesuffix(")"))
+    return rows
+
+
+def test_roofgen_toml_found_from_a_subfolder(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings_file = project / "roofgen.toml"
+    settings_file.write_text('output = "public"\n', encoding="utf-8")
+    monkeypatch.chdir(project / "a" / "b")
+    status, out, _ = _run(["config"], capsys)
+    assert status == 0
+    assert out.splitlines()[0] == f"# settings file: {settings_file}"
+    assert _rows(out)["output"] == (str(project / "public"), str(settings_file))
+    assert load_settings(project / "a" / "b").file == settings_file
+
+
+def test_tool_roofgen_in_pyproject(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(
+        '[project]\nname = "team-perf"\n\n[tool.roofgen]\nspecs = ["perf/specs"]\n\n'
+        "[tool.roofgen.thresholds]\nco_bound_margin = 0.1\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(project / "a")
+    status, out, _ = _run(["config"], capsys)
+    assert status == 0
+    rows = _rows(out)
+    assert rows["specs"] == (str(project / "perf" / "specs"), str(pyproject))
+    assert rows["thresholds.co_bound_margin"] == ("0.1", str(pyproject))
+    assert rows["thresholds.below_roofs_efficiency"] == ("0.5", "default")
+
+
+def test_pyproject_without_tool_roofgen_is_passed_over(project: Path) -> None:
+    (project / "roofgen.toml").write_text('output = "out"\n', encoding="utf-8")
+    (project / "a" / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    found = find_settings_file(project / "a" / "b")
+    assert found is not None
+    assert found[0] == project / "roofgen.toml"
+
+
+def test_nearest_file_wins_and_roofgen_toml_before_pyproject(project: Path) -> None:
+    (project / "roofgen.toml").write_text('output = "outer"\n', encoding="utf-8")
+    inner = project / "a"
+    (inner / "pyproject.toml").write_text('[tool.roofgen]\noutput = "py"\n', encoding="utf-8")
+    assert load_settings(inner / "b").output == inner / "py"
+    (inner / "roofgen.toml").write_text('output = "toml"\n', encoding="utf-8")
+    assert load_settings(inner / "b").output == inner / "toml"
+
+
+def test_paths_are_relative_to_the_settings_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "roofgen.toml").write_text(
+        'specs = ["specs"]\noutput = "build/site"\nrules = "team/rules.yaml"\n', encoding="utf-8"
+    )
+    shutil.copytree(MINIMAL, project / "specs")
+    settings = load_settings(project / "a" / "b")
+    assert settings.specs == (project / "specs",)
+    assert settings.output == project / "build" / "site"
+    assert settings.rules == project / "team" / "rules.yaml"
+    # `roofgen check` without paths, from a subfolder, reads the configured specs.
+    (project / "roofgen.toml").write_text('specs = ["specs"]\n', encoding="utf-8")
+    monkeypatch.chdir(project / "a" / "b")
+    status, _, err = _run(["check"], capsys)
+    assert status == 0, err
+    assert err.splitlines()[-1].startswith("2 file(s) checked: 0 error(s)")
+
+
+@pytest.mark.parametrize(
+    ("file_name", "text", "names"),
+    [
+        ("roofgen.toml", 'spces = ["specs"]\n', ["'spces'"]),
+        ("roofgen.toml", "[thresholds]\nmargin = 0.1\n", ["thresholds", "'margin'"]),
+        ("roofgen.toml", '[site]\nname = "x"\ntheme = "dark"\n', ["site", "'theme'"]),
+        ("pyproject.toml", "[tool.roofgen]\nbogus = 1\n", ["'bogus'"]),
+    ],
+)
+def test_unknown_keys_are_errors_naming_the_key(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    file_name: str,
+    text: str,
+    names: list[str],
+) -> None:
+    (project / file_name).write_text(text, encoding="utf-8")
+    monkeypatch.chdir(project / "a")
+    status, out, err = _run(["config"], capsys)
+    assert status == 1
+    assert out == ""
+    assert str(project / file_name) in err
+    assert "unknown setting" in err
+    for name in names:
+        assert name in err
+    # Every verb reads the settings, and fails the same way.
+    status, _, err = _run(["check"], capsys)
+    assert status == 1
+    assert "unknown setting" in err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'specs = "specs"\n',  # not a list
+        "[thresholds]\nco_bound_margin = 2\n",  # above 1
+        "specs = [\n",  # not TOML
+    ],
+)
+def test_invalid_settings_exit_1_without_traceback(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    (project / "roofgen.toml").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(project)
+    status, _, err = _run(["config"], capsys)
+    assert status == 1
+    assert err.startswith(str(project / "roofgen.toml"))
+
+
+def test_config_names_each_origin(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings_file = project / "roofgen.toml"
+    settings_file.write_text(
+        'output = "out"\n[thresholds]\nbelow_roofs_efficiency = 0.4\n[site]\nurl = "https://perf.example"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(project)
+    status, out, _ = _run(["config"], capsys)
+    assert status == 0
+    rows = _rows(out)
+    assert {
+        "specs",
+        "output",
+        "rules",
+        "thresholds.co_bound_margin",
+        "thresholds.below_roofs_efficiency",
+        "site.name",
+        "site.url",
+    } <= set(rows)
+    from_file = {"output", "thresholds.below_roofs_efficiency", "site.url"}
+    for key, (_, origin) in rows.items():
+        assert origin == (str(settings_file) if key in from_file else "default"), key
+    assert rows["site.url"][0] == "https://perf.example"
+    assert rows["site.name"] == ("Performance case studies", "default")
+
+    status, out, _ = _run(["config", "--format", "json"], capsys)
+    assert status == 0
+    doc = json.loads(out)
+    assert doc["file"] == str(settings_file)
+    origins = {row["key"]: row["origin"] for row in doc["settings"]}
+    assert origins == {key: origin for key, (_, origin) in rows.items()}
+
+
+def test_no_settings_file_means_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if find_settings_file(tmp_path.resolve()) is not None:
+        pytest.skip("a settings file above the temporary folder decides the settings")
+    monkeypatch.chdir(tmp_path)
+    status, out, _ = _run(["config"], capsys)
+    assert status == 0
+    assert out.splitlines()[0] == "# settings file: (none found; defaults)"
+    assert all(origin == "default" for _, origin in _rows(out).values())
+    assert _rows(out)["specs"][0] == str(tmp_path.resolve() / "specs")

@@ -21,84 +21,9 @@ SUMMARY = re.compile(
 
 # Folders whose expected.txt says what roofgen should print, not what it prints
 # today. Each reason names the fault; drop the entry once the fault is fixed.
-KNOWN_BAD_INVALID = {
-    "case-with-invalid-machine": (
-        "a case that names a machine whose file has errors also gets "
-        "\"unknown machine 'seed'; known: none (add its machine file to the specs)\", "
-        "though the machine file is in the specs"
-    ),
-    "case-with-unreadable-machine": (
-        "a machine file that cannot be parsed makes every case naming it report "
-        "'unknown machine ... (add its machine file to the specs)'"
-    ),
-    "duplicate-compute-unit-id": (
-        "with two compute units 'tensor', the case is checked against the second one "
-        "(references build {id: unit}, last wins) while the machine check keeps the "
-        "first: a spurious 'has no fp16 peak' error"
-    ),
-    "type-repeats-string": (
-        "time is oneOf(quantity, mapping); a wrong type inside the mapping makes "
-        "_best_branch discard the meant branch (it only looks for 'type' errors), so "
-        "the message is jsonschema's 'is not valid under any of the given schemas' "
-        "with a Python dict repr, located at the mapping"
-    ),
-    "type-repeats-float": "same fault as type-repeats-string",
-    "type-time-boolean": (
-        "'time: true' prints \"True is not valid under any of the given schemas\" "
-        "(Python repr, no hint of what a time looks like)"
-    ),
-    "value-inf-peak": (
-        "a non-finite number gets a second, self-contradictory line "
-        "'Infinity is a number, expected number or string'"
-    ),
-    "value-nan-time": "same fault as value-inf-peak ('NaN is a number, expected number...')",
-    "value-nan-plain-number": (
-        "'occupancy: .nan' prints 'NaN is a number, expected number (e.g. 0.5)': _message "
-        "replaces the finite-number check's own message with the type message"
-    ),
-    "python-object-tag": (
-        "the message shows the expanded tag 'tag:yaml.org,2002:python/object:os.system' "
-        "instead of '!!python/object:os.system' as written"
-    ),
-    "multiple-documents": (
-        "a second document prints only the parser's half-sentence "
-        "'YAML syntax error: but found another document'"
-    ),
-    "yaml-unclosed-quote": (
-        "the YAML error drops its context: an unclosed quote is reported only as "
-        "'found unexpected end of stream' at the last line"
-    ),
-    "yaml-unclosed-bracket": "the YAML error drops where the unclosed flow mapping starts",
-    "yaml-unclosed-flow-list": "the YAML error drops where the unclosed flow sequence starts",
-    "nul-byte": "a NUL byte is always reported at column 1",
-    "version-quoted-string": (
-        'roofgen: "1" prints "spec format version \'1\' is not one this roofgen reads '
-        '(it reads version 1)"'
-    ),
-    "id-kernel-number": (
-        "the schemas give every id (kernel, variant, unit...) the example "
-        "'a100-40gb-sxm', a machine id"
-    ),
-    "unit-decimal-comma": (
-        "'1,5 TB/s' is accepted as 5 TB/s: the unit text ',5 TB/s' goes to pint, "
-        "which reads the digits in it"
-    ),
-    "energy-per-flop-transcendental": (
-        "power.energy_per_flop lists 'transcendental' among its valid keys (x-valid-keys) "
-        "but rejects it"
-    ),
-}
+KNOWN_BAD_INVALID: dict[str, str] = {}
 
-KNOWN_BAD_VALID = {
-    "anchors-merge-keys": (
-        "YAML merge keys: yamlload allows the merge tag but keeps '<<' as an ordinary "
-        "key, so the schema reports \"unknown key '<<'\" and a missing 'time'"
-    ),
-    "int-sub-ceiling": (
-        "a sub-ceiling's value is always a FLOP rate (schema and build), so a "
-        "sub-ceiling under an int8 peak cannot be written in TOP/s"
-    ),
-}
+KNOWN_BAD_VALID: dict[str, str] = {}
 
 
 def _folders(kind: str, known_bad: dict[str, str]) -> list:

@@ -30,7 +30,7 @@ def _opt(value: Any, dimension: str) -> float | None:
     return None if value is None else q(value, dimension)
 
 
-def _precision_dim(precision: str, count: bool) -> str:
+def precision_dimension(precision: str, count: bool) -> str:
     base = precision.removesuffix("-sparse")
     integer = base.startswith("int") or base == "transcendental"
     if count:
@@ -116,10 +116,15 @@ def _unit(u: dict[str, Any], sm_clock: float) -> ComputeUnit:
         id=u["id"],
         name=u.get("name", u["id"]),
         kind=u["kind"],
-        peaks={p: roof(v, _precision_dim(p, count=False), clock) for p, v in u["peaks"].items()},
+        peaks={
+            p: roof(v, precision_dimension(p, count=False), clock) for p, v in u["peaks"].items()
+        },
         ceilings=tuple(
             SubCeiling(
-                c["id"], c.get("name", c["id"]), c["precision"], roof(c["value"], "flop_rate")
+                c["id"],
+                c.get("name", c["id"]),
+                c["precision"],
+                roof(c["value"], precision_dimension(c["precision"], count=False), clock),
             )
             for c in u.get("ceilings", [])
         ),
@@ -196,7 +201,7 @@ def _work(value: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, float]
     if value is None:
         return None
     return {
-        unit: {p: q(v, _precision_dim(p, count=True)) for p, v in by_precision.items()}
+        unit: {p: q(v, precision_dimension(p, count=True)) for p, v in by_precision.items()}
         for unit, by_precision in value.items()
     }
 

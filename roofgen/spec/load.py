@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,25 +59,30 @@ def load(paths: Sequence[Path], *, display_root: Path | None = None) -> LoadResu
     """Load and check every spec under ``paths``; collect every problem."""
     files, problems = discover(paths, display_root)
     docs: list[tuple[Document, str]] = []
+    broken_machines: set[str] = set()  # ids of machine files with errors of their own
     for path in files:
         doc, found = load_file(path, _display(path, display_root))
         problems += found
         if doc is None:
+            broken_machines |= _sniff_machine_id(path)
             continue
         kind = _kind(doc, problems)
         if kind is None:
+            broken_machines |= _sniff_machine_id(path)
             continue
         found = schema.validate(doc, kind)
         problems += found
         if not found:
             docs.append((doc, kind))
+        elif kind == "machine" and isinstance(doc.data.get("id"), str):
+            broken_machines.add(doc.data["id"])
     machines_docs = _index(docs, "machine", problems)
     case_docs = _index(docs, "case", problems)
     machine_data = {ident: doc.data for ident, doc in machines_docs.items()}
     for doc in machines_docs.values():
         problems += references.check_machine(doc)
     for doc in case_docs.values():
-        problems += references.check_case(doc, machine_data)
+        problems += references.check_case(doc, machine_data, broken_machines)
     names = tuple(_display(p, display_root) for p in files)
     if any(p.severity is Severity.ERROR for p in problems):
         return LoadResult(None, problems, names, case_docs)
@@ -85,6 +91,23 @@ def load(paths: Sequence[Path], *, display_root: Path | None = None) -> LoadResu
     }
     cases: tuple[Case, ...] = tuple(build.case(d.data, d.file) for d in case_docs.values())
     return LoadResult(Specs(machines, cases), problems, names, case_docs)
+
+
+_SNIFF_KIND = re.compile(r"^kind:\s*['\"]?machine\b", re.MULTILINE)
+_SNIFF_ID = re.compile(r"^id:\s*['\"]?([a-z0-9][a-z0-9._-]*)", re.MULTILINE)
+
+
+def _sniff_machine_id(path: Path) -> set[str]:
+    """The id a machine file that could not be loaded declares, read line by line, so
+    that cases naming it do not also report an unknown machine."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")[:200_000]
+    except OSError:
+        return set()
+    if not _SNIFF_KIND.search(text):
+        return set()
+    match = _SNIFF_ID.search(text)
+    return {match.group(1)} if match else set()
 
 
 def _display(path: Path, root: Path | None) -> str:
@@ -106,6 +129,15 @@ def _kind(doc: Document, problems: list[Problem]) -> str | None:
     version = data.get("roofgen")
     if version is None:
         problems.append(doc.problem((), "missing 'roofgen: 1' (the spec format version)"))
+        return None
+    if isinstance(version, str) and version.strip() == str(FORMAT_VERSION):
+        problems.append(
+            doc.problem(
+                ("roofgen",),
+                f"{version!r} is a string, expected {FORMAT_VERSION} "
+                f"(write roofgen: {FORMAT_VERSION} without quotes)",
+            )
+        )
         return None
     if version != FORMAT_VERSION:
         problems.append(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -102,6 +102,9 @@ BASE_UNIT: dict[str, str] = {
     "energy_per_byte": "J/B",
 }
 
+# A unit is words (letters, µ) joined by '/', '*' or spaces, each with an optional
+# exponent; anything else (a decimal comma, a second number) is not a unit.
+_UNIT = re.compile(r"^[A-Za-zµμ]+(?:\^-?\d+)?(?:\s*[/*]?\s*[A-Za-zµμ]+(?:\^-?\d+)?)*$")
 _NUMBER = re.compile(r"^\s*([+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(.*?)\s*$")
 
 
@@ -173,6 +176,8 @@ def parse_quantity(value: Any, dimension: str) -> float:
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only numbers
         raise QuantityError(f"{value!r} is not a number") from exc
     try:
+        if unit_text and not _UNIT.match(unit_text):
+            raise QuantityError(f"unknown unit {unit_text!r}")
         unit = _parse_unit(unit_text)
     except QuantityError as exc:
         raise QuantityError(
@@ -183,7 +188,10 @@ def parse_quantity(value: Any, dimension: str) -> float:
             return _finite(float(number), dimension, value)
         got = _label(dimension_name(unit.dimensionality))
         raise QuantityError(f"{value!r} is {got}, not {_label(dimension)}; write e.g. '{example}'")
-    return _finite(float(number * unit.factor), dimension, value)
+    with localcontext() as ctx:  # exact: both operands have fewer than 60 digits
+        ctx.prec = 60
+        product = number * unit.factor
+    return _finite(float(product), dimension, value)
 
 
 def _finite(result: float, dimension: str, original: Any) -> float:

@@ -40,6 +40,7 @@ def check_machine(doc: Document) -> list[Problem]:
     problems += _dupes(doc, data.get("links", []), ("links",), "link")
     for i, unit in enumerate(data["compute"]):
         for j, ceiling in enumerate(unit.get("ceilings", [])):
+            problems += _ceiling_dimension(doc, ceiling, ("compute", i, "ceilings", j, "value"))
             if ceiling["precision"] not in unit["peaks"]:
                 problems.append(
                     doc.problem(
@@ -63,14 +64,36 @@ def check_machine(doc: Document) -> list[Problem]:
     return problems
 
 
-def check_case(doc: Document, machines: dict[str, dict[str, Any]]) -> list[Problem]:
-    """Problems of one case document against the machines known by id."""
+def _ceiling_dimension(doc: Document, ceiling: dict[str, Any], path: PathKey) -> list[Problem]:
+    """A sub-ceiling's rate has the dimension of its precision (FLOP/s or OP/s)."""
+    from roofgen.spec.build import precision_dimension
+    from roofgen.spec.quantity import QuantityError, parse_quantity
+
+    value = ceiling["value"]
+    dimension = precision_dimension(ceiling["precision"], count=False)
+    problems = []
+    for key, item in value.items() if isinstance(value, dict) else [(None, value)]:
+        if key not in (None, "datasheet", "measured"):
+            continue
+        try:
+            parse_quantity(item, dimension)
+        except QuantityError as exc:
+            where = path if key is None else (*path, key)
+            problems.append(
+                doc.problem(where, f"{exc} (precision {ceiling['precision']!r})", code="ref.unit")
+            )
+    return problems
+
+
+def _check_machine_refs(
+    doc: Document, refs: list[str], machines: dict[str, dict[str, Any]], broken: set[str]
+) -> list[Problem]:
     data = doc.data
-    problems = _dupes(doc, data["kernels"], ("kernels",), "kernel")
-    problems += _dupes(doc, data["variants"], ("variants",), "variant")
-    refs = [r if isinstance(r, str) else r["id"] for r in data["machines"]]
+    problems: list[Problem] = []
     for i, ref in enumerate(data["machines"]):
         ident = refs[i]
+        if ident in broken:
+            continue
         if ident not in machines:
             problems.append(
                 doc.problem(
@@ -92,6 +115,23 @@ def check_case(doc: Document, machines: dict[str, dict[str, Any]]) -> list[Probl
                     code="ref.machine-version",
                 )
             )
+    return problems
+
+
+def check_case(
+    doc: Document, machines: dict[str, dict[str, Any]], broken: set[str] | None = None
+) -> list[Problem]:
+    """Problems of one case document against the machines known by id.
+
+    ``broken`` holds ids of machine files that have errors of their own: a case naming
+    one is not checked against it (its errors are reported at the machine file).
+    """
+    broken = broken or set()
+    data = doc.data
+    problems = _dupes(doc, data["kernels"], ("kernels",), "kernel")
+    problems += _dupes(doc, data["variants"], ("variants",), "variant")
+    refs = [r if isinstance(r, str) else r["id"] for r in data["machines"]]
+    problems += _check_machine_refs(doc, refs, machines, broken)
     kernels = {k["id"]: k for k in data["kernels"]}
     variant_ids = {v["id"] for v in data["variants"]}
     for v_index, variant in enumerate(data["variants"]):
@@ -178,7 +218,9 @@ def _check_measurement(
     doc: Document, m: dict[str, Any], path: PathKey, machine: dict[str, Any]
 ) -> list[Problem]:
     problems = []
-    units = {u["id"]: u for u in machine["compute"]}
+    units: dict[str, Any] = {}
+    for unit in machine["compute"]:  # the first of duplicated ids, as check_machine keeps
+        units.setdefault(unit["id"], unit)
     levels = {lvl["id"] for lvl in machine["memory"]}
     links = {k["id"] for k in machine.get("links", [])}
     for field in ("flops", "model_flops"):

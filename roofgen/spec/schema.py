@@ -29,31 +29,37 @@ KINDS = ("machine", "case")
 ALL_SCHEMAS = ("machine", "case", "output", "rules", "config")
 
 
-def _x_quantity(validator: Any, spec: dict[str, str], instance: Any, schema: Any) -> Iterator:
+def _x_quantity(validator: Any, spec: dict[str, Any], instance: Any, schema: Any) -> Iterator:
     if not isinstance(instance, int | float | str) or isinstance(instance, bool):
         return  # the schema's "type" reports it
-    dimension = spec["dimension"]
-    try:
-        value = parse_quantity(instance, dimension)
-    except QuantityError as exc:
-        yield ValidationError(str(exc))
+    dimensions = spec["dimension"]
+    if isinstance(dimensions, str):
+        dimensions = [dimensions]
+    value = None
+    first_error = None
+    for dimension in dimensions:  # the first dimension the value has
+        try:
+            value = parse_quantity(instance, dimension)
+            break
+        except QuantityError as exc:
+            first_error = first_error or exc
+    if value is None:
+        yield ValidationError(str(first_error))
         return
     minimum = spec.get("minimum", "positive")
     if minimum == "positive" and not value > 0:
-        yield ValidationError(
-            f"{instance!r} must be greater than zero (e.g. '{EXAMPLES[dimension]}')"
-        )
+        example = EXAMPLES[dimensions[0]]
+        yield ValidationError(f"{instance!r} must be greater than zero (e.g. '{example}')")
     elif minimum == "non-negative" and value < 0:
         yield ValidationError(f"{instance!r} must not be negative")
 
 
-def _number_finite(validator: Any, types: Any, instance: Any, schema: Any) -> Iterator:
-    yield from Draft202012Validator.VALIDATORS["type"](validator, types, instance, schema)
-    if isinstance(instance, float) and not math.isfinite(instance):
-        yield ValidationError(f"{instance!r} is not a finite number")
+def _x_finite(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iterator:
+    if enabled and isinstance(instance, float) and not math.isfinite(instance):
+        yield ValidationError(f"{_show(instance)} is not a finite number")
 
 
-_Validator = extend(Draft202012Validator, {"x-quantity": _x_quantity, "type": _number_finite})
+_Validator = extend(Draft202012Validator, {"x-quantity": _x_quantity, "x-finite": _x_finite})
 
 
 @cache
@@ -78,11 +84,12 @@ def validate(doc: Document, kind: str) -> list[Problem]:
 
 
 def _to_problems(doc: Document, error: ValidationError) -> list[Problem]:
+    path: PathKey = tuple(error.absolute_path)
     if error.validator in ("oneOf", "anyOf") and error.context:
         best = _best_branch(error)
         if best is not None:
             return [p for e in best for p in _to_problems(doc, e)]
-    path: PathKey = tuple(error.absolute_path)
+        return [doc.problem(path, _no_branch(error), code="schema.type")]
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         return _unknown_keys(doc, error, path)
     return [doc.problem(path, _message(error), code=f"schema.{error.validator}")]
@@ -93,8 +100,12 @@ def _best_branch(error: ValidationError) -> list[ValidationError] | None:
     branches: dict[int, list[ValidationError]] = {}
     for sub in error.context or []:
         branches.setdefault(sub.schema_path[0] if sub.schema_path else 0, []).append(sub)
-    # A branch whose only complaint is the type was not the one meant.
-    meant = {k: v for k, v in branches.items() if not all(e.validator == "type" for e in v)}
+    # A branch that rejects the value's own type (not something inside it) was not meant.
+    meant = {
+        k: v
+        for k, v in branches.items()
+        if not any(e.validator == "type" and not e.relative_path for e in v)
+    }
     if len(meant) == 1:
         return next(iter(meant.values()))
     return None
@@ -111,13 +122,13 @@ def _unknown_keys(doc: Document, error: ValidationError, path: PathKey) -> list[
     problems = []
     for key in extra:
         close = difflib.get_close_matches(key, known, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ";"
+        hint = f"; did you mean {close[0]!r}?" if close else ""
         if known:
-            valid = f" Valid keys here: {', '.join(known)}."
+            valid = f"{'' if close else '.'} Valid keys here: {', '.join(known)}."
         elif "x-valid-keys" in schema:
-            valid = f" Valid keys: {schema['x-valid-keys']}."
+            valid = f"{'' if close else '.'} Valid keys: {schema['x-valid-keys']}."
         elif patterns:
-            valid = " Valid keys match: " + ", ".join(patterns) + "."
+            valid = f"{'' if close else '.'} Valid keys match: " + ", ".join(patterns) + "."
         else:
             valid = ""
         message = f"unknown key {key!r}{hint}{valid}"
@@ -135,7 +146,9 @@ def _message(error: ValidationError) -> str:
     if v == "type":
         want = error.validator_value
         want = " or ".join(want) if isinstance(want, list) else want
-        return f"{_show(inst)} is {_kind(inst)}, expected {want}" + _example(schema)
+        return f"{_show(inst)} is {_kind(inst)}, expected {_TYPE_WORDS.get(want, want)}" + _example(
+            schema
+        )
     if v == "enum":
         return f"{_show(inst)} is not one of: {', '.join(map(str, error.validator_value))}"
     if v == "const":
@@ -152,12 +165,35 @@ def _message(error: ValidationError) -> str:
     return error.message
 
 
+_TYPE_WORDS = {"array": "a list", "object": "a mapping", "string": "a string",
+               "integer": "an integer", "number": "a number", "boolean": "true or false",
+               "number or string": "a number or a string"}  # fmt: skip
+
+
+def _no_branch(error: ValidationError) -> str:
+    """No alternative fits the value's type: say what the alternatives look like."""
+    examples = error.schema.get("examples", [])
+    shapes = []
+    for example in examples:
+        if isinstance(example, dict):
+            shapes.append(f"a mapping with a {next(iter(example))!r}")
+        else:
+            shapes.append(repr(example))
+    what = error.schema.get("x-expects", "")
+    expected = " or ".join(shapes) if shapes else "another type"
+    if what:
+        expected = f"{what} such as {expected}"
+    return f"{_show(error.instance)} is {_kind(error.instance)}, expected {expected}"
+
+
 def _example(schema: dict[str, Any]) -> str:
     examples = schema.get("examples")
     return f" (e.g. {json.dumps(examples[0])})" if examples else ""
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
     text = json.dumps(value) if not isinstance(value, str) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

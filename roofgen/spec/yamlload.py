@@ -103,8 +103,12 @@ def load_bytes(raw: bytes, name: str) -> tuple[Document | None, list[Problem]]:
         msg = f"byte 0x{raw[exc.start]:02x} is not valid UTF-8: save the file as UTF-8"
         return None, [Problem(name, line, column, "", msg)]
     if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        return None, [Problem(name, line, 1, "", "the file contains NUL bytes: it is not text")]
+        at = text.index("\x00")
+        line = text.count("\n", 0, at) + 1
+        column = at - (text.rfind("\n", 0, at) + 1) + 1
+        return None, [
+            Problem(name, line, column, "", "the file contains NUL bytes: it is not text")
+        ]
     return load_text(text, name)
 
 
@@ -114,8 +118,7 @@ def load_text(text: str, name: str) -> tuple[Document | None, list[Problem]]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
-        what = exc.problem or exc.context or "invalid YAML"
-        return None, [Problem(name, line, column, "", f"YAML syntax error: {what}")]
+        return None, [Problem(name, line, column, "", f"YAML syntax error: {_yaml_message(exc)}")]
     except yaml.YAMLError as exc:
         return None, [Problem(name, 0, 0, "", f"YAML error: {exc}")]
     except RecursionError:
@@ -135,6 +138,24 @@ def load_text(text: str, name: str) -> tuple[Document | None, list[Problem]]:
     return doc, []
 
 
+def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
+    """The parser's problem with its context, as one sentence."""
+    problem = exc.problem or "invalid YAML"
+    if "tab character" in problem:
+        return "a tab character indents this line: YAML indents with spaces only"
+    context = exc.context
+    if not context:
+        return problem
+    if context.startswith("while") and exc.context_mark is not None:
+        cm = exc.context_mark
+        return f"{problem} ({context} that starts at line {cm.line + 1}, column {cm.column + 1})"
+    return f"{context}, {problem}"
+
+
+def _show_tag(tag: str) -> str:
+    return "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
+
+
 class _Builder:
     def __init__(self, doc: Document, budget: int):
         self.doc = doc
@@ -148,9 +169,11 @@ class _Builder:
         if depth > MAX_DEPTH:
             raise _Refused(node, f"nesting deeper than {MAX_DEPTH} levels")
         mark = node.start_mark
-        self.doc.positions[path] = (mark.line + 1, mark.column + 1)
+        self.doc.positions.setdefault(path, (mark.line + 1, mark.column + 1))
         if node.tag not in _ALLOWED:
-            raise _Refused(node, f"the tag {node.tag!r} is not allowed in a spec: remove it")
+            raise _Refused(
+                node, f"the tag {_show_tag(node.tag)!r} is not allowed in a spec: remove it"
+            )
         if isinstance(node, yaml.ScalarNode):
             return _scalar(node)
         if isinstance(node, yaml.SequenceNode):
@@ -160,7 +183,11 @@ class _Builder:
 
     def _mapping(self, node: yaml.MappingNode, path: PathKey, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        merges: list[yaml.Node] = []
         for key_node, value_node in node.value:
+            if key_node.tag == _TAG + "merge":  # '<<: *base' merges a mapping (or several)
+                merges.append(value_node)
+                continue
             if not isinstance(key_node, yaml.ScalarNode):
                 raise _Refused(key_node, "a key must be a plain word, not a list or a mapping")
             key = _scalar(key_node)
@@ -180,9 +207,25 @@ class _Builder:
                     )
                 )
                 continue
-            self.doc.key_positions[child] = (kmark.line + 1, kmark.column + 1)
+            self.doc.key_positions.setdefault(child, (kmark.line + 1, kmark.column + 1))
             out[key] = self.build(value_node, child, depth + 1)
+        # Explicit keys win over merged ones (and keep their positions), earlier merges
+        # over later ones.
+        for source in (
+            m for value_node in merges for m in self._merge_sources(value_node, path, depth)
+        ):
+            for key, value in source.items():
+                out.setdefault(key, value)
         return out
+
+    def _merge_sources(self, node: yaml.Node, path: PathKey, depth: int) -> list[dict[str, Any]]:
+        nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        sources = []
+        for item in nodes:
+            if not isinstance(item, yaml.MappingNode):
+                raise _Refused(item, "'<<' merges mappings only: alias a mapping ('<<: *name')")
+            sources.append(self._mapping(item, path, depth + 1))
+        return sources
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:

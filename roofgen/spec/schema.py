@@ -22,6 +22,7 @@ from jsonschema.validators import extend
 
 from roofgen.problems import Problem
 from roofgen.resources import schema_path
+from roofgen.spec import fastpath
 from roofgen.spec.quantity import EXAMPLES, QuantityError, parse_quantity
 from roofgen.spec.yamlload import Document, PathKey
 
@@ -77,6 +78,8 @@ def validator(kind: str) -> Any:
 
 def validate(doc: Document, kind: str) -> list[Problem]:
     """Every schema problem of ``doc`` as ``kind`` ('machine' or 'case')."""
+    if doc.finite and fastpath.is_valid(doc.data, kind):
+        return []
     problems = []
     for error in validator(kind).iter_errors(doc.data):
         problems.extend(_to_problems(doc, error))

@@ -9,6 +9,7 @@ each path inside the document.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,7 @@ class Document:
     data: Any
     positions: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
     key_positions: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
+    finite: bool = True  # False if any number is infinite or NaN
 
     def where(self, path: PathKey, *, key: bool = False) -> tuple[int, int]:
         """Line and column of ``path``, or of its nearest located parent."""
@@ -175,7 +177,10 @@ class _Builder:
                 node, f"the tag {_show_tag(node.tag)!r} is not allowed in a spec: remove it"
             )
         if isinstance(node, yaml.ScalarNode):
-            return _scalar(node)
+            value = _scalar(node)
+            if isinstance(value, float) and not math.isfinite(value):
+                self.doc.finite = False
+            return value
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
         assert isinstance(node, yaml.MappingNode)

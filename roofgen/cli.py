@@ -292,3 +292,188 @@ def _internal_error() -> int:
 
 def entry() -> None:
     sys.exit(main())
+
+
+def _progress(quiet: bool) -> Callable[[str, int, int], None] | None:
+    """A one-line progress display on a terminal (not in CI, with NO_COLOR or -q)."""
+    if quiet or not _use_colour(sys.stderr):
+        return None
+
+    def show(step: str, done: int, total: int) -> None:
+        count = f" {done}/{total}" if total else ""
+        sys.stderr.write(f"\r\033[K{step}{count}...")
+        sys.stderr.flush()
+
+    return show
+
+
+def _end_progress(progress: Callable[[str, int, int], None] | None) -> None:
+    if progress is not None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+@cli.command("build")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("-o", "--output", type=click.Path(file_okay=False),
+              help="Folder for the site (default: the configured output, 'site').")  # fmt: skip
+@click.option("--markdown-only", is_flag=True,
+              help="Write the Markdown pages and assets, not the HTML site.")  # fmt: skip
+@click.option("--cache-dir", type=click.Path(file_okay=False),
+              help="Chart cache (default: .roofgen-cache beside the settings file).")  # fmt: skip
+@click.option("--no-cache", is_flag=True, help="Render every chart afresh; cache nothing.")
+@common
+def build_cmd(paths: tuple[str, ...], output: str | None, markdown_only: bool,
+              cache_dir: str | None, no_cache: bool, strict: bool, quiet: bool,
+              verbose: bool) -> None:  # fmt: skip
+    """Build the case-study site from the specs (default: the configured specs folder)."""
+    from roofgen.site.build import build_site
+
+    settings = _settings({"output": output})
+    progress = _progress(quiet)
+    try:
+        result = build_site(
+            _paths(paths, settings), settings, settings.output, markdown_only=markdown_only,
+            quiet=quiet, strict=strict, cache_dir=Path(cache_dir) if cache_dir else None,
+            use_cache=not no_cache, progress=progress,
+        )  # fmt: skip
+    finally:
+        _end_progress(progress)
+    _report_problems(result.problems, quiet, verbose, strict)
+    if not result.ok:
+        say(f"{_counts(result.problems)}: site not built; {_shown(result.output)} is unchanged",
+            fg="red")  # fmt: skip
+        raise Failure(EXIT_INVALID)
+    for note in result.notes:
+        if verbose or not quiet:
+            say(f"note: {note}")
+    if verbose:
+        stats = result.chart_stats
+        say(f"charts: {stats.svgs_rendered} rendered, {stats.svgs_cached} from the cache")
+        for step, seconds in result.timings.items():
+            say(f"  {step}: {seconds:.2f} s")
+    if quiet:
+        return
+    where = _shown(result.output)
+    say(f"built {result.pages} pages and {result.charts} charts into {where}", fg="green")
+    target = "index.md" if markdown_only else "index.html"
+    click.echo(f"open {Path(where) / target}")
+
+
+@cli.command("serve")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("-o", "--output", type=click.Path(file_okay=False),
+              help="Folder for the site (default: the configured output, 'site').")  # fmt: skip
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port).")  # fmt: skip
+@click.option("--interval", type=click.FloatRange(0.1), default=1.0, show_default=True,
+              help="Seconds between checks for changed specs and templates.")  # fmt: skip
+@common
+def serve_cmd(paths: tuple[str, ...], output: str | None, port: int, interval: float,
+              strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
+    """Build the site, serve it on 127.0.0.1 and rebuild when specs or templates change."""
+    from roofgen.site.serve import serve
+
+    settings = _settings({"output": output})
+
+    def report(result: Any) -> None:
+        _report_problems(result.problems, quiet, verbose, strict)
+        if not result.ok:
+            say(f"{_counts(result.problems)}: build failed; still serving the previous site",
+                fg="red")  # fmt: skip
+        elif not quiet:
+            say(f"built {result.pages} pages in {result.roofgen_s + result.mkdocs_s:.1f} s",
+                fg="green")  # fmt: skip
+
+    def ready(url: str) -> None:
+        say(f"serving {_shown(settings.output)} at {url} (Ctrl-C to stop)", fg="green")
+
+    first = serve(_paths(paths, settings), settings, settings.output, port=port,
+                  interval=interval, strict=strict, on_build=report, on_ready=ready)  # fmt: skip
+    if not first.ok:
+        raise Failure(EXIT_INVALID)
+
+
+CHART_FORMATS = (".svg", ".png", ".html", ".json")
+
+
+@cli.command("chart")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--kernel", "selector", required=True, metavar="CASE/KERNEL[/VARIANT]",
+              help="The kernel to draw: its case, its id and optionally one variant.")  # fmt: skip
+@click.option("-o", "--output", required=True,
+              help="Output file: .svg, .png, .html or .json.")  # fmt: skip
+@click.option("--force", is_flag=True, help="Overwrite the output file.")
+@common
+def chart_cmd(paths: tuple[str, ...], selector: str, output: str, force: bool, strict: bool,
+              quiet: bool, verbose: bool) -> None:  # fmt: skip
+    """Write the hierarchical roofline of one kernel (all its variants, or one)."""
+    parts = selector.split("/")
+    suffix = Path(output).suffix.lower()
+    if len(parts) not in (2, 3) or not all(parts):
+        say(f"--kernel {selector!r}: write CASE/KERNEL or CASE/KERNEL/VARIANT")
+        raise Failure(EXIT_USAGE)
+    if suffix not in CHART_FORMATS:
+        say(f"{output}: the suffix chooses the format: one of {', '.join(CHART_FORMATS)}")
+        raise Failure(EXIT_USAGE)
+    if Path(output).exists() and not force:
+        say(f"{output}: exists; pass --force to overwrite it")
+        raise Failure(EXIT_INVALID)
+    result = _run_check(paths, strict, quiet, verbose)
+    if result.failed(strict) or result.analysis is None or result.specs is None:
+        raise Failure(EXIT_INVALID)
+    spec = _kernel_chart(result, *parts)
+    _write_chart(spec, Path(output), suffix)
+    if not quiet:
+        say(f"wrote {output}", fg="green")
+
+
+def _kernel_chart(result: Any, case_id: str, kernel: str, variant: str | None = None) -> Any:
+    from roofgen.charts import hierarchical_chart
+    from roofgen.site.charts import kernel_chart_input
+    from roofgen.site.context import resource_names
+
+    case = next((c for c in result.analysis.cases if c.case.id == case_id), None)
+    if case is None:
+        known = ", ".join(c.case.id for c in result.analysis.cases)
+        say(f"no case {case_id!r} (cases: {known})")
+        raise Failure(EXIT_INVALID)
+    machines = result.specs.machines
+    names: dict[str, str] = {}
+    for v in case.variants:
+        names |= resource_names(machines[v.machine])
+    try:
+        inp = kernel_chart_input(case, machines, kernel, variant, names)
+    except ValueError as exc:
+        say(str(exc))
+        raise Failure(EXIT_INVALID) from None
+    return hierarchical_chart(inp)
+
+
+def _write_chart(spec: Any, target: Path, suffix: str) -> None:
+    from roofgen.charts import to_html, to_png, to_svg
+
+    data: bytes
+    if suffix == ".svg":
+        data = to_svg(spec).encode("utf-8")
+    elif suffix == ".png":
+        data = to_png(spec)
+    elif suffix == ".html":
+        data = to_html(spec).encode("utf-8")
+    else:
+        data = (json.dumps(spec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(target)
+
+
+# Verbs defined in modules of their own register themselves on `cli` when imported.
+import roofgen.commands  # noqa: E402,F401

@@ -1,0 +1,434 @@
+"""The site's roofline charts: inputs from the analysis; specs and SVGs cached on disk.
+
+* :func:`case_chart_inputs` - one hierarchical roofline per machine a case ran on:
+  the roofs of the compute units and precisions the case has work on (with their
+  sub-ceilings) and every memory level, datasheet and measured values both where
+  both exist; one point per launch and memory level with a known intensity.
+* :func:`machine_chart_input` - a machine's roofs without points.
+* :class:`ChartStore` - Vega-Lite specs cached by a hash of the chart input, SVGs by
+  a hash of the spec; only cache misses are rendered, on up to two processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from roofgen import __version__
+from roofgen.analysis.analyse import CaseResult, LaunchResult
+from roofgen.charts import ChartPoint, RoofLine, RooflineInput, hierarchical_chart
+from roofgen.model import ComputeUnit, Machine, Roof
+
+__all__ = [
+    "Chart",
+    "ChartStore",
+    "case_chart_inputs",
+    "chart_digest",
+    "is_float_precision",
+    "kernel_chart_input",
+    "machine_chart_input",
+    "machine_roofs",
+    "precision_label",
+]
+
+BASIS_ORDER = ("measured", "datasheet")
+SUBTITLE = "Measured roofs solid, datasheet roofs dashed"
+Progress = Callable[[int, int], None]
+
+
+def is_float_precision(precision: str) -> bool:
+    """Floating-point precisions are drawn; integer and transcendental OP/s are not."""
+    base = precision.removesuffix("-sparse")
+    return not (base.startswith("int") or base == "transcendental")
+
+
+def precision_label(precision: str) -> str:
+    """``bf16`` -> ``BF16``, ``fp16-sparse`` -> ``FP16 sparse``."""
+    base, sparse, _ = precision.partition("-sparse")
+    return base.upper() + (" sparse" if sparse else "")
+
+
+def _roof_values(roof: Roof) -> list[tuple[str, float]]:
+    values = [("measured", roof.measured), ("datasheet", roof.datasheet)]
+    return [(basis, value) for basis, value in values if value is not None and value > 0]
+
+
+def _unit_roofs(
+    unit: ComputeUnit, precisions: Sequence[str], include_ceilings: bool
+) -> list[RoofLine]:
+    """Peaks of ``precisions`` on ``unit``; equal peaks share one roof and label."""
+    grouped: dict[tuple[str, float], list[str]] = {}
+    for precision in precisions:
+        for basis, value in _roof_values(unit.peaks[precision]):
+            grouped.setdefault((basis, value), []).append(precision)
+    roofs = [
+        RoofLine(
+            id=f"compute.{unit.id}.{'+'.join(precs)}.{basis}",
+            label=f"{unit.name} {'/'.join(precision_label(p) for p in precs)}",
+            kind="compute",
+            value=value,
+            basis=basis,  # type: ignore[arg-type]
+            role="compute",
+        )
+        for (basis, value), precs in grouped.items()
+    ]
+    if include_ceilings:
+        for ceiling in unit.ceilings:
+            if ceiling.precision not in precisions:
+                continue
+            for basis, value in _roof_values(ceiling.value):
+                roofs.append(
+                    RoofLine(
+                        id=f"ceiling.{unit.id}.{ceiling.id}.{basis}",
+                        label=ceiling.name,
+                        kind="compute",
+                        value=value,
+                        basis=basis,  # type: ignore[arg-type]
+                        role="compute",
+                        sub_ceiling=True,
+                    )
+                )
+    return roofs
+
+
+def machine_roofs(
+    machine: Machine, used: Mapping[str, Iterable[str]] | None = None
+) -> tuple[RoofLine, ...]:
+    """Roofs of ``machine``: compute peaks (of ``used`` unit -> precisions, or every
+    dense floating-point peak), their sub-ceilings, and every memory level."""
+    roofs: list[RoofLine] = []
+    for unit in machine.compute:
+        if used is None:
+            precisions = [
+                p for p in unit.peaks if is_float_precision(p) and not p.endswith("-sparse")
+            ]
+        else:
+            wanted = set(used.get(unit.id, ()))
+            precisions = [p for p in unit.peaks if p in wanted and is_float_precision(p)]
+        if precisions:
+            roofs += _unit_roofs(unit, precisions, include_ceilings=True)
+    for level in machine.memory:
+        for basis, value in _roof_values(level.bandwidth):
+            roofs.append(
+                RoofLine(
+                    id=f"memory.{level.id}.{basis}",
+                    label=level.name,
+                    kind="memory",
+                    value=value,
+                    basis=basis,  # type: ignore[arg-type]
+                    role=level.role,
+                )
+            )
+    return tuple(roofs)
+
+
+def machine_chart_input(machine: Machine) -> RooflineInput:
+    """The empty roofline of ``machine``: its roofs, no points."""
+    return RooflineInput(
+        title=machine.name, roofs=machine_roofs(machine), points=(), subtitle=SUBTITLE
+    )
+
+
+def _used_precisions(launches: Iterable[LaunchResult], case: CaseResult) -> dict[str, set[str]]:
+    used: dict[str, set[str]] = {}
+    wanted = {(r.variant, r.index) for r in launches}
+    for variant in case.case.variants:
+        for index, launch in enumerate(variant.launches):
+            if (variant.id, index) not in wanted or launch.measurement.flops is None:
+                continue
+            for unit, by_precision in launch.measurement.flops.items():
+                for precision, work in by_precision.items():
+                    if work > 0:
+                        used.setdefault(unit, set()).add(precision)
+    return used
+
+
+def _points(case: CaseResult, machine: Machine, names: Mapping[str, str]) -> tuple[ChartPoint, ...]:
+    points: list[ChartPoint] = []
+    for variant in case.variants:
+        if variant.machine != machine.id:
+            continue
+        seen: dict[str, int] = {}
+        for r in variant.launches:
+            seen[r.kernel] = seen.get(r.kernel, 0) + 1
+            if not r.achieved_flop_per_s or r.achieved_flop_per_s <= 0:
+                continue
+            for level in machine.memory:
+                intensity = r.intensity_flop_per_byte.get(level.id)
+                if not intensity or intensity <= 0:
+                    continue
+                points.append(
+                    ChartPoint(
+                        case=case.case.id,
+                        kernel=r.kernel,
+                        variant=variant.variant,
+                        level=level.name,
+                        level_role=level.role,
+                        intensity_flop_per_byte=intensity,
+                        flop_per_s=r.achieved_flop_per_s,
+                        efficiency=r.efficiency,
+                        klass=r.klass,
+                        binding=names.get(r.binding, r.binding) if r.binding else None,
+                        launch=str(seen[r.kernel]),
+                    )
+                )
+    return tuple(points)
+
+
+def case_chart_inputs(
+    case: CaseResult, machines: Mapping[str, Machine], names: Mapping[str, str] | None = None
+) -> list[tuple[Machine, RooflineInput]]:
+    """One chart input per machine the case's variants ran on, in variant order."""
+    out: list[tuple[Machine, RooflineInput]] = []
+    order = tuple(v.id for v in case.case.variants)
+    for machine_id in dict.fromkeys(v.machine for v in case.variants):
+        machine = machines[machine_id]
+        launches = [r for v in case.variants if v.machine == machine_id for r in v.launches]
+        roofs = machine_roofs(machine, _used_precisions(launches, case))
+        inp = RooflineInput(
+            title=case.case.title,
+            roofs=roofs,
+            points=_points(case, machine, names or {}),
+            variant_order=order,
+            subtitle=f"{machine.name}. {SUBTITLE}",
+        )
+        out.append((machine, inp))
+    return out
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+@cache
+def _salt() -> str:
+    """What, besides the input, decides a chart's spec and SVG bytes."""
+    from importlib import metadata
+
+    import roofgen.charts.hierarchical as hierarchical
+    import roofgen.charts.inputs as inputs
+    import roofgen.charts.render as render
+
+    parts = [__version__]
+    for dist in ("altair", "vl-convert-python"):
+        try:
+            parts.append(metadata.version(dist))
+        except metadata.PackageNotFoundError:
+            parts.append("?")
+    for module in (hierarchical, inputs, render):
+        parts.append(hashlib.sha256(Path(str(module.__file__)).read_bytes()).hexdigest())
+    return "\0".join(parts)
+
+
+def input_digest(inp: RooflineInput, width: int, height: int) -> str:
+    text = f"{_salt()}\0{width}x{height}\0{inp!r}"
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def chart_digest(spec: dict[str, Any]) -> str:
+    """Hash of a Vega-Lite spec (and of the renderer): the name of its SVG."""
+    return hashlib.sha256(_salt().encode() + b"\0" + _canonical(spec)).hexdigest()[:16]
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _nonempty(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def render_svg(spec: dict[str, Any]) -> str:
+    """Worker entry point: the byte-stable SVG of one spec."""
+    from roofgen.charts.render import to_svg
+
+    return to_svg(spec)
+
+
+def _can_spawn() -> bool:
+    """Whether worker processes can start: they re-import the main script, if any."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main, "__spec__", None) is not None:
+        return True
+    path = getattr(main, "__file__", None)
+    return path is None or os.path.isfile(path)
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A Vega-Lite spec and its :func:`chart_digest` (the name of its SVG)."""
+
+    spec: dict[str, Any]
+    digest: str
+
+
+@dataclass
+class ChartStats:
+    specs_built: int = 0
+    specs_cached: int = 0
+    svgs_rendered: int = 0
+    svgs_cached: int = 0
+
+
+class ChartStore:
+    """Vega-Lite specs and SVGs, cached under ``cache_dir`` (no cache when None)."""
+
+    def __init__(
+        self, cache_dir: Path | None, workers: int = 2, width: int = 640, height: int = 440
+    ) -> None:
+        self.dir = cache_dir / "charts" if cache_dir is not None else None
+        self.workers = workers
+        self.width = width
+        self.height = height
+        self.stats = ChartStats()
+
+    def chart(self, inp: RooflineInput) -> Chart:
+        """The Vega-Lite spec of ``inp`` and its digest, from the cache when present."""
+        path = None
+        if self.dir is not None:
+            path = self.dir / f"spec-{input_digest(inp, self.width, self.height)}.json"
+            text = _read(path)
+            if text is not None:
+                try:
+                    cached = json.loads(text)
+                    chart = Chart(cached["spec"], str(cached["digest"]))
+                    self.stats.specs_cached += 1
+                    return chart
+                except (ValueError, KeyError, TypeError):
+                    pass
+        spec = hierarchical_chart(inp, width=self.width, height=self.height)
+        chart = Chart(spec, chart_digest(spec))
+        self.stats.specs_built += 1
+        if path is not None:
+            entry = {"digest": chart.digest, "spec": spec}
+            _write_atomic(path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+        return chart
+
+    def svgs(
+        self, charts: Sequence[Chart], progress: Progress | None = None
+    ) -> dict[str, Path | str]:
+        """The SVG of every chart by digest: its cache file, or its text without a cache.
+
+        Only charts missing from the cache are rendered, in parallel.
+        """
+        out: dict[str, Path | str] = {}
+        missing: dict[str, dict[str, Any]] = {}
+        for chart in charts:
+            digest, spec = chart.digest, chart.spec
+            if digest in out or digest in missing:
+                continue
+            path = self.dir / f"svg-{digest}.svg" if self.dir is not None else None
+            if path is not None and _nonempty(path):
+                out[digest] = path
+                self.stats.svgs_cached += 1
+            else:
+                missing[digest] = spec
+        total = len(missing)
+        for done, (digest, svg) in enumerate(self._render(missing), start=1):
+            out[digest] = svg
+            self.stats.svgs_rendered += 1
+            if self.dir is not None:
+                _write_atomic(self.dir / f"svg-{digest}.svg", svg)
+                out[digest] = self.dir / f"svg-{digest}.svg"
+            if progress is not None:
+                progress(done, total)
+        return out
+
+    def _render(self, missing: dict[str, dict[str, Any]]) -> Iterable[tuple[str, str]]:
+        if len(missing) <= 1 or self.workers <= 1 or not _can_spawn():
+            for digest, spec in missing.items():
+                yield digest, render_svg(spec)
+            return
+        context = multiprocessing.get_context("spawn")
+        workers = min(self.workers, len(missing))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures: dict[Future[str], str] = {
+                pool.submit(render_svg, spec): digest for digest, spec in missing.items()
+            }
+            try:
+                for future in as_completed(futures):
+                    yield futures[future], future.result()
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+
+
+def kernel_chart_input(
+    case: CaseResult,
+    machines: Mapping[str, Machine],
+    kernel: str,
+    variant: str | None = None,
+    names: Mapping[str, str] | None = None,
+) -> RooflineInput:
+    """The chart of one kernel of a case (all its variants, or one), on one machine.
+
+    Raises ValueError when the kernel or variant is not in the case, or when the
+    kernel ran on several machines and no variant says which.
+    """
+    variants = [v for v in case.variants if variant is None or v.variant == variant]
+    if not variants:
+        known = ", ".join(v.variant for v in case.variants)
+        raise ValueError(f"case {case.case.id!r} has no variant {variant!r} (variants: {known})")
+    launches = [r for v in variants for r in v.launches if r.kernel == kernel]
+    if not launches:
+        known = ", ".join(k.id for k in case.case.kernels)
+        where = f" in variant {variant!r}" if variant else ""
+        raise ValueError(
+            f"case {case.case.id!r} has no launch of kernel {kernel!r}{where} (kernels: {known})"
+        )
+    on = list(dict.fromkeys(r.machine for r in launches))
+    if len(on) > 1:
+        raise ValueError(
+            f"kernel {kernel!r} ran on several machines ({', '.join(on)}): name a variant"
+        )
+    machine = machines[on[0]]
+    chosen = {v.variant for v in variants}
+    only = CaseResult(
+        case.case,
+        tuple(
+            replace(v, launches=tuple(r for r in v.launches if r.kernel == kernel))
+            for v in case.variants
+            if v.variant in chosen and v.machine == machine.id
+        ),
+    )
+    kernel_name = next((k.name for k in case.case.kernels if k.id == kernel), kernel)
+    return RooflineInput(
+        title=f"{kernel_name} ({case.case.title})",
+        roofs=machine_roofs(machine, _used_precisions(launches, case)),
+        points=_points(only, machine, names or {}),
+        variant_order=tuple(v.id for v in case.case.variants),
+        subtitle=f"{machine.name}. {SUBTITLE}",
+    )

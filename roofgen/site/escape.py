@@ -1,0 +1,151 @@
+"""Escaping filters for user strings placed in generated Markdown, HTML and YAML.
+
+Spec strings (titles, names, summaries, narratives, links) are data, never markup:
+
+* :func:`md_escape` - plain text inline in Markdown (table cells, headings, lists):
+  every character Markdown or HTML would act on is written as an entity or a
+  backslash escape, newlines become spaces.
+* :func:`md_text` - narrative fields, which are Markdown and rendered as such, with
+  raw HTML, entities, attribute lists and links other than http(s) neutralised.
+* :func:`safe_url` - a URL for a link target, only when it starts with http:// or
+  https://; anything else is not linked.
+* :func:`plain_text` - text for the MkDocs configuration (site name, nav titles),
+  which the theme prints unescaped, inside attributes and through ``striptags``
+  (which undoes entities): the characters that matter there are replaced by
+  look-alikes.
+* :func:`yaml_str` - a YAML scalar (a JSON string, which YAML reads back verbatim).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import quote
+
+__all__ = ["md_escape", "md_text", "plain_text", "safe_url", "yaml_str"]
+
+_MD_ENTITIES = {
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "|": "&#124;",
+    "`": "&#96;",
+    "[": "&#91;",
+    "]": "&#93;",
+    "{": "&#123;",
+    "}": "&#125;",
+    "\\": "\\\\",
+    "*": "\\*",
+    "_": "\\_",
+    "#": "\\#",
+    "!": "\\!",
+}
+_NEWLINES = re.compile(r"\s*[\r\n\u2028\u2029]+\s*")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL_CHARS = {c: None for c in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F]}
+_SPACES = {c: " " for c in "\t\n\r\u2028\u2029"}
+_MD_TABLE = str.maketrans({**_MD_ENTITIES, **_CONTROL_CHARS, **_SPACES})
+
+
+def md_escape(value: object) -> str:
+    """Plain text for one line of Markdown: a table cell, a heading, a list item."""
+    text = str(value)
+    if "\n" in text or "\r" in text:
+        text = _NEWLINES.sub(" ", text)
+    return text.strip().translate(_MD_TABLE)
+
+
+# One pass over a narrative, left to right. Single-line code spans are left alone
+# (Markdown escapes their content itself); everything else that could become live
+# markup is neutralised:
+#   raw HTML and autolinks     <  ->  &lt;     (and > outside blockquote markers)
+#   entities (java&#115;cript) &  ->  &amp;
+#   attribute lists {: on...}  {} ->  &#123; &#125;
+#   images (remote loads)      ![ ->  &#33;[   (the link stays a link, see below)
+#   links to non-http(s) URLs  ](  ->  ]&#40;   and reference definitions ]: -> ]&#58;
+_NARRATIVE = re.compile(
+    r"""
+    (?P<code>(?<![\\`])(?P<ticks>`+)[^\n]+?(?<!`)(?P=ticks)(?!`))
+    | (?P<quote>^[ ]{0,3}(?:>[ ]?)+)
+    | (?P<link>\]\((?![ \t]*https?://))
+    | (?P<ref>\]:(?![ \t]*(?:\r?\n[ \t]*)?https?://))
+    | (?P<image>!\[)
+    | (?P<char>[&<>{}])
+    """,
+    re.MULTILINE | re.VERBOSE | re.IGNORECASE,
+)
+_NARRATIVE_CHARS = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "{": "&#123;", "}": "&#125;"}
+
+
+def _narrative_token(match: re.Match[str]) -> str:
+    kind = match.lastgroup
+    text = match.group(0)
+    if kind == "char":
+        return _NARRATIVE_CHARS[text]
+    if kind == "link":
+        return "]&#40;"
+    if kind == "ref":
+        return "]&#58;"
+    if kind == "image":
+        return "&#33;["
+    return text  # code span, blockquote marker
+
+
+def md_text(value: object) -> str:
+    """A narrative field: Markdown, rendered as Markdown, with raw HTML neutralised.
+
+    Links stay links only when their target starts with http:// or https://; other
+    targets (``javascript:``, relative paths, anchors) are shown as text. Images
+    become plain links, so a page never loads anything from another host.
+    """
+    text = _CONTROL.sub("", str(value)).replace("\r\n", "\n").strip("\n")
+    return _NARRATIVE.sub(_narrative_token, text)
+
+
+_URL_SAFE = ":/?#@!$&'*+,;=%~-._"
+
+
+def safe_url(value: object) -> str | None:
+    """``value`` as a link target if it is an http(s) URL, else None.
+
+    Characters that would end a Markdown link or break an attribute (spaces,
+    parentheses, quotes, angle brackets) are percent-encoded.
+    """
+    if not isinstance(value, str):
+        return None
+    url = value.strip()
+    if not re.match(r"https?://[^\s/?#]", url, re.IGNORECASE):
+        return None
+    if _CONTROL.search(url) or any(c in url for c in "\r\n"):
+        return None
+    return quote(url, safe=_URL_SAFE.replace("'", ""))
+
+
+_PLAIN = str.maketrans(
+    {
+        "<": "\u2039",  # single left-pointing angle quotation mark
+        ">": "\u203a",
+        "&": "\uff06",  # fullwidth ampersand
+        '"': "\u201d",
+        "'": "\u2019",
+        "`": "\u2018",
+        "\\": "\u29f5",  # reverse solidus operator
+        "{": "\u2774",  # medium left curly bracket ornament
+        "}": "\u2775",
+    }
+)
+
+
+def plain_text(value: object) -> str:
+    """Text the theme may print raw, in an attribute or after ``striptags``.
+
+    Markup characters are replaced by look-alikes (``<`` by ``‹``, ``&`` by ``＆``,
+    quotes by typographic quotes), so the text is inert in every one of those places.
+    """
+    text = _CONTROL.sub("", _NEWLINES.sub(" ", str(value))).strip()
+    return text.translate(_PLAIN)
+
+
+def yaml_str(value: object) -> str:
+    """A YAML double-quoted scalar that reads back as ``str(value)``."""
+    return json.dumps(str(value), ensure_ascii=True)

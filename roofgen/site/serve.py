@@ -1,0 +1,116 @@
+"""``roofgen serve``: build, serve the output on 127.0.0.1, rebuild when sources change.
+
+Changes are found by polling modification times (specs, templates, the settings
+file and the team's extra files), which works the same on every file system. A
+failed rebuild keeps the previous site; the next change tries again.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from roofgen.config import Settings
+from roofgen.resources import data_dir
+from roofgen.site.build import BuildResult, build_site
+
+__all__ = ["Snapshot", "serve", "snapshot", "watched_paths"]
+
+Snapshot = tuple[tuple[str, int, int], ...]
+
+
+def watched_paths(paths: Sequence[Path], settings: Settings) -> list[Path]:
+    """Everything a rebuild depends on: specs, templates, settings, the site's extra files."""
+    out = [*paths, data_dir("templates")]
+    if settings.file is not None:
+        out.append(settings.file)
+    if settings.rules is not None:
+        out.append(settings.rules)
+    site = settings.site
+    for value in [site.get("logo"), *site.get("extra_css", []), *site.get("extra_pages", [])]:
+        if value:
+            path = Path(value)
+            out.append(path if path.is_absolute() else settings.root / path)
+    return out
+
+
+def snapshot(paths: Iterable[Path]) -> Snapshot:
+    """(path, mtime, size) of every file under ``paths``, sorted; hidden folders skipped."""
+    entries: list[tuple[str, int, int]] = []
+    for path in paths:
+        files: list[Path] = []
+        if path.is_dir():
+            for root, dirs, names in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                files += [Path(root) / n for n in names]
+        elif path.exists():
+            files.append(path)
+        for file in files:
+            try:
+                st = file.stat()
+            except OSError:
+                continue
+            entries.append((str(file), st.st_mtime_ns, st.st_size))
+    return tuple(sorted(entries))
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+        pass
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+
+def serve(
+    paths: Sequence[Path],
+    settings: Settings,
+    output: Path,
+    *,
+    port: int = 8000,
+    interval: float = 1.0,
+    strict: bool = False,
+    on_build: Callable[[BuildResult], None] | None = None,
+    on_ready: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
+    **build_options: Any,
+) -> BuildResult:
+    """Build, then serve ``output`` on 127.0.0.1:``port`` until ``stop`` is set (or Ctrl-C).
+
+    ``on_build`` sees every build's result, ``on_ready`` the URL once serving.
+    Returns the first build's result at once if it failed (nothing to serve).
+    """
+    stop = stop or threading.Event()
+    report = on_build or (lambda result: None)
+    watch = watched_paths(paths, settings)
+    seen = snapshot(watch)
+    first = build_site(paths, settings, output, strict=strict, **build_options)
+    report(first)
+    if not first.ok:
+        return first
+    handler = functools.partial(_Handler, directory=str(output))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="roofgen-serve", daemon=True)
+    thread.start()
+    try:
+        host, bound = server.server_address[:2]
+        if on_ready is not None:
+            on_ready(f"http://{host!s}:{bound}/")
+        while not stop.wait(interval):
+            current = snapshot(watch)
+            if current == seen:
+                continue
+            seen = current
+            report(build_site(paths, settings, output, strict=strict, **build_options))
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    return first

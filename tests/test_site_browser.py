@@ -1,0 +1,139 @@
+"""The built example site in headless Chromium: charts draw every roof and point,
+nothing is fetched from another host, no console errors; over http and from file://.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser import WatchedPage, wait_for_charts
+
+from roofgen.analysis.bounds import Thresholds
+from roofgen.api import check
+from roofgen.charts import RooflineInput, roof_text
+from roofgen.config import Settings
+from roofgen.site import build_site
+from roofgen.site.context import SiteContext, build_context
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "specs"
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _settings(root: Path) -> Settings:
+    return Settings(
+        root=root,
+        file=None,
+        specs=(root / "specs",),
+        output=root / "site",
+        rules=None,
+        thresholds=Thresholds(),
+        site={"name": "Example cases"},
+    )
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SiteContext]:
+    """The example site, built, and the contexts its pages came from."""
+    root = tmp_path_factory.mktemp("browser-site")
+    shutil.copytree(EXAMPLES, root / "specs")
+    settings = _settings(root)
+    result = build_site([root / "specs"], settings, root / "site", strict=True)
+    assert result.ok, [p.format() for p in result.problems]
+    checked = check([root / "specs"], thresholds=settings.thresholds)
+    assert checked.analysis is not None and checked.specs is not None
+    ctx = build_context(checked.analysis, checked.specs.machines, name="Example cases")
+    return root / "site", ctx
+
+
+def _busiest_case(ctx: SiteContext) -> Any:
+    """The case page with the most roofs and points (the strongest check)."""
+    return max(
+        ctx.cases,
+        key=lambda c: (sum(len(s.input.roofs) + len(s.input.points) for s in c.charts), c.id),
+    )
+
+
+def _assert_chart(watched: WatchedPage, spec_id: str, inp: RooflineInput) -> None:
+    page = watched.page
+    chart = page.locator(f'div.roofgen-chart[data-spec-id="{spec_id}"]')
+    assert chart.get_attribute("data-roofgen-chart") == "ready"
+    assert chart.locator("svg.marks").count() == 1
+    labels = chart.evaluate(
+        "el => [...el.querySelectorAll('svg [aria-label]')].map(e => e.getAttribute('aria-label'))"
+    )
+    texts = chart.evaluate(
+        "el => [...el.querySelectorAll('svg g.mark-text text')].map(e => e.textContent)"
+    )
+    for roof in inp.roofs:
+        text = roof_text(roof)
+        assert labels.count(text) == 1, f"roof line {text!r}"
+        assert texts.count(text) >= 1, f"roof label {text!r}"
+    roof_lines = [label for label in labels if label in {roof_text(r) for r in inp.roofs}]
+    assert len(roof_lines) == len(inp.roofs)
+    points = chart.locator("g.mark-symbol.role-mark.launches_marks path")
+    assert points.count() == len(inp.points)
+
+
+def test_case_page_over_http(
+    watched_page: WatchedPage, serve_dir: Any, example: tuple[Path, SiteContext]
+) -> None:
+    site, ctx = example
+    case = _busiest_case(ctx)
+    assert case.charts and any(s.input.points for s in case.charts)
+    base = serve_dir(site)
+    watched_page.page.goto(f"{base}cases/{case.id}/")
+    wait_for_charts(watched_page)
+    for slot in case.charts:
+        _assert_chart(watched_page, slot.spec_id, slot.input)
+    watched_page.assert_clean()
+
+
+def test_machine_page_over_http(
+    watched_page: WatchedPage, serve_dir: Any, example: tuple[Path, SiteContext]
+) -> None:
+    site, ctx = example
+    machine = ctx.machines[0]
+    watched_page.page.goto(f"{serve_dir(site)}machines/{machine.id}/")
+    wait_for_charts(watched_page)
+    _assert_chart(watched_page, machine.chart.spec_id, machine.chart.input)
+    watched_page.assert_clean()
+
+
+def test_home_table_sorts(
+    watched_page: WatchedPage, serve_dir: Any, example: tuple[Path, SiteContext]
+) -> None:
+    site, ctx = example
+    page = watched_page.page
+    page.goto(serve_dir(site))
+    wait_for_charts(watched_page)  # a page without charts reports ready at once
+    table = page.locator(".roofgen-sortable table")
+    header = table.locator("thead th", has_text="Best speedup")
+    header.click()
+    values = table.locator("tbody tr td:nth-child(10)").all_text_contents()
+    numbers = [float(v.rstrip("x")) for v in values]
+    assert numbers == sorted(numbers)
+    header.click()
+    values = table.locator("tbody tr td:nth-child(10)").all_text_contents()
+    assert [float(v.rstrip("x")) for v in values] == sorted(numbers, reverse=True)
+    assert len(values) == len(ctx.cases)
+    watched_page.assert_clean()
+
+
+def test_pages_draw_from_file_urls(
+    watched_page: WatchedPage, example: tuple[Path, SiteContext]
+) -> None:
+    site, ctx = example
+    page = watched_page.page
+    page.goto((site / "index.html").as_uri())
+    wait_for_charts(watched_page)
+    case = _busiest_case(ctx)
+    page.goto((site / "cases" / case.id / "index.html").as_uri())
+    wait_for_charts(watched_page)
+    for slot in case.charts:
+        _assert_chart(watched_page, slot.spec_id, slot.input)
+    watched_page.assert_clean()

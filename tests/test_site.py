@@ -369,7 +369,7 @@ def test_home_table_lists_every_case(example_site: tuple[Path, BuildResult]) -> 
     rows = re.findall(r"<tr>(.*?)</tr>", table.group(1), re.S)
     assert len(rows) == len(checked.analysis.cases) + 1  # + the heading row
     for c in checked.analysis.cases:
-        assert f'href="cases/{c.case.id}/"' in table.group(1), c.case.id
+        assert f'href="cases/{c.case.id}/index.html"' in table.group(1), c.case.id
     headings = re.findall(r"<th[^>]*>(.*?)</th>", rows[0])
     assert headings == [
         "Case", "Owner", "Date", "Status", "Summary", "Machine", "Binding resource",
@@ -408,8 +408,8 @@ def test_case_page_has_the_launch_numbers_and_recommendations(
     assert "At most 1.17x by reaching the HBM roof; beyond that only fewer bytes help" in text
     links = [a["href"] for tag, a in page.tags if tag == "a" and "href" in a]
     assert "https://example.com/pr/1" in links
-    assert "../../machines/tiny/" in links
-    assert any(h.startswith("../../tags/#tag-fusion") for h in links)
+    assert "../../machines/tiny/index.html" in links
+    assert any(h.startswith("../../tags/index.html#tag-fusion") for h in links)
     # the narrative is rendered as Markdown
     assert "<strong>faster</strong>" in (site / "cases" / "alpha" / "index.html").read_text()
 
@@ -734,8 +734,8 @@ def test_site_settings_are_allowlisted_and_escaped(tmp_path: Path, small: Path) 
     assert any(
         t == "link" and a.get("href", "").endswith("extra-1-extra.css") for t, a in page.tags
     )
-    assert (site / "pages" / "1-about" / "index.html").is_file()
-    assert "https://perf.example.com/cases/alpha/" in (site / "sitemap.xml").read_text()
+    assert (site / "pages" / "1-about.html").is_file()
+    assert "https://perf.example.com/cases/alpha/index.html" in (site / "sitemap.xml").read_text()
 
 
 # --------------------------------------------------------------------------- injection

@@ -19,7 +19,7 @@ from roofgen.analysis.plausibility import (
 )
 from roofgen.model import Specs
 from roofgen.problems import Problem, Severity, sort_problems
-from roofgen.spec import schema
+from roofgen.spec import check_cache, schema
 from roofgen.spec.load import load
 from roofgen.spec.yamlload import load_file, load_text
 
@@ -61,8 +61,31 @@ def check(
     thresholds: Thresholds | None = None,
     rules_file: Path | None = None,
     display_root: Path | None = None,
+    cache_dir: Path | None = None,
 ) -> CheckResult:
-    """Load, validate and analyse the specs under ``paths``; collect every problem."""
+    """Load, validate and analyse the specs under ``paths``; collect every problem.
+
+    With ``cache_dir``, a result for byte-identical inputs (spec files, rules file,
+    thresholds, and roofgen's own files) is read back instead of recomputed.
+    """
+    if cache_dir is None:
+        return _check(paths, thresholds, rules_file, display_root)
+    key = check_cache.key(paths, thresholds, rules_file, display_root)
+    cached = check_cache.read(cache_dir, key)
+    if isinstance(cached, CheckResult):
+        return cached
+    result = _check(paths, thresholds, rules_file, display_root)
+    if not result.failed():
+        check_cache.write(cache_dir, key, result)
+    return result
+
+
+def _check(
+    paths: Sequence[Path],
+    thresholds: Thresholds | None,
+    rules_file: Path | None,
+    display_root: Path | None,
+) -> CheckResult:
     loaded = load(paths, display_root=display_root)
     problems = list(loaded.problems)
     rules = shipped_rules()

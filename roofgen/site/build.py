@@ -114,6 +114,7 @@ def build_site(
             thresholds=settings.thresholds,
             rules_file=settings.rules,
             display_root=settings.root,
+            cache_dir=(cache_dir or default_cache_dir(settings, output)) if use_cache else None,
         )
     result.problems = list(checked.problems)
     if checked.failed(strict) or checked.specs is None or checked.analysis is None:

@@ -1,0 +1,82 @@
+"""A cache of check results keyed by everything they depend on.
+
+A rebuild of an unchanged site should cost almost nothing; checking and
+analysing every spec is most of a warm rebuild. The key hashes the bytes of
+every spec file and of the rules file, the thresholds, the display root, and
+roofgen's own files (their paths, sizes and modification times), so any
+change to an input or to roofgen itself misses the cache. The cache holds
+pickles written by roofgen itself: keep it out of reach of untrusted input,
+as with the chart cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from roofgen import __version__
+from roofgen.spec.load import discover
+
+_KEEP = 4  # newest results kept per cache folder
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+@cache
+def _roofgen_digest() -> str:
+    """Digest of roofgen's own code and data, so an edited roofgen never reads stale results."""
+    h = hashlib.sha256(__version__.encode())
+    roots = [_PACKAGE, _PACKAGE.parent / "schemas"]
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".yaml", ".json", ".txt") and path.is_file():
+                st = path.stat()
+                h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def key(
+    paths: Sequence[Path], thresholds: Any, rules_file: Path | None, display_root: Path | None
+) -> str:
+    h = hashlib.sha256(_roofgen_digest().encode())
+    h.update(repr((thresholds, str(display_root), [str(p) for p in paths])).encode())
+    files, _ = discover(paths, display_root)
+    if rules_file is not None:
+        files = [*files, rules_file]
+    for path in files:
+        h.update(str(path).encode() + b"\0")
+        try:
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+        except OSError:
+            h.update(b"unreadable")
+    return h.hexdigest()
+
+
+def read(cache_dir: Path, digest: str) -> Any:
+    path = cache_dir / f"check-{digest}.pickle"
+    try:
+        with path.open("rb") as f:
+            return pickle.load(f)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return None
+
+
+def write(cache_dir: Path, digest: str, result: Any) -> None:
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".check-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, cache_dir / f"check-{digest}.pickle")
+        old = sorted(cache_dir.glob("check-*.pickle"), key=lambda p: p.stat().st_mtime_ns)
+        for stale in old[:-_KEEP]:
+            stale.unlink(missing_ok=True)
+    except OSError:
+        pass  # a cache that cannot be written is only slower

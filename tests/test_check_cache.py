@@ -1,0 +1,49 @@
+"""The check cache returns a stored result only for byte-identical inputs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from roofgen.analysis.bounds import Thresholds
+from roofgen.api import check
+
+MINIMAL = Path(__file__).parent / "cases" / "valid" / "minimal"
+
+
+def test_cache_hit_and_invalidation(tmp_path, monkeypatch):
+    specs = tmp_path / "specs"
+    shutil.copytree(MINIMAL, specs)
+    cache = tmp_path / "cache"
+    calls = []
+    import roofgen.api as api
+
+    real = api._check
+
+    def counting(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(api, "_check", counting)
+    first = check([specs], cache_dir=cache)
+    second = check([specs], cache_dir=cache)
+    assert len(calls) == 1
+    assert second.files == first.files
+    assert second.analysis is not None and second.analysis.cases[0].case.id == "pts"
+    # A change to a spec file, or to the thresholds, misses the cache.
+    case = specs / "case.yaml"
+    case.write_text(case.read_text().replace("title: Points", "title: Points again"))
+    third = check([specs], cache_dir=cache)
+    assert len(calls) == 2
+    assert third.analysis is not None and third.analysis.cases[0].case.title == "Points again"
+    check([specs], cache_dir=cache, thresholds=Thresholds(co_bound_margin=0.2))
+    assert len(calls) == 3
+
+
+def test_failed_checks_are_not_cached(tmp_path):
+    specs = tmp_path / "specs"
+    shutil.copytree(MINIMAL, specs)
+    (specs / "case.yaml").write_text("roofgen: 1\nkind: case\n")
+    cache = tmp_path / "cache"
+    assert check([specs], cache_dir=cache).failed()
+    assert not list(cache.glob("check-*.pickle"))

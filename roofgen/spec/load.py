@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from roofgen import machines as machine_library
 from roofgen.model import Case, Machine, Specs
 from roofgen.problems import Problem, Severity
 from roofgen.spec import build, references, schema
@@ -78,6 +79,12 @@ def load(paths: Sequence[Path], *, display_root: Path | None = None) -> LoadResu
             broken_machines.add(doc.data["id"])
     machines_docs = _index(docs, "machine", problems)
     case_docs = _index(docs, "case", problems)
+    # Machines the cases name that the specs do not hold come from roofgen's machine
+    # library (roofgen/machines); a machine file in the specs with the same id wins.
+    library = machine_library.resolve(case_docs.values(), machines_docs, broken_machines)
+    problems += library.problems
+    broken_machines |= library.broken
+    machines_docs = {**machines_docs, **library.documents}
     machine_data = {ident: doc.data for ident, doc in machines_docs.items()}
     for doc in machines_docs.values():
         problems += references.check_machine(doc)

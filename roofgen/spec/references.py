@@ -115,7 +115,28 @@ def _check_machine_refs(
                     code="ref.machine-version",
                 )
             )
+        problems += _check_content_pin(doc, ref, i, ident, machines[ident])
     return problems
+
+
+def _check_content_pin(
+    doc: Document, ref: Any, i: int, ident: str, machine: dict[str, Any]
+) -> list[Problem]:
+    """A ``sha256:`` pin must match the content hash of the machine's data."""
+    from roofgen.machines import content_hash
+
+    pinned = ref.get("sha256") if isinstance(ref, dict) else None
+    if pinned is None or pinned == (actual := content_hash(machine)):
+        return []
+    return [
+        doc.problem(
+            ("machines", i, "sha256"),
+            f"the case pins machine {ident!r} to content sha256 {pinned[:12]}..., but the "
+            f"machine now hashes to {actual[:12]}...: its roofs changed since the case was "
+            f"pinned; re-check the case and update the pin (`roofgen machines show {ident}`)",
+            code="ref.machine-hash",
+        )
+    ]
 
 
 def check_case(

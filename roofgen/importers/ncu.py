@@ -1,0 +1,228 @@
+"""``roofgen import ncu``: Nsight Compute profiles into a new case or a new variant."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from roofgen.importers import ImportFailure
+from roofgen.importers.ncu_case import (
+    Built,
+    Options,
+    build_variant,
+    group_launches,
+    method_text,
+)
+from roofgen.importers.ncu_csv import Profile, read_profiles
+from roofgen.importers.ncu_metrics import MachineView
+from roofgen.importers.yamlout import dump, load_round_trip, make_yaml, only_added, schema_comment
+from roofgen.machines import pin_text
+from roofgen.machines.lookup import FoundMachine
+
+REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
+
+
+@dataclass
+class Result:
+    text: str
+    warnings: list[str]
+    kernels: list[str]  # kernel ids of the variant's launches
+    newline: str = "\n"
+
+
+def read(paths: Sequence[Path]) -> Profile:
+    """CSV exports, or .ncu-rep reports through NVIDIA's ncu_report package."""
+    reports = [p for p in paths if p.suffix in REPORT_SUFFIXES]
+    if reports and len(reports) != len(paths):
+        raise ImportFailure("import either .ncu-rep reports or CSV files, not both at once")
+    if reports:
+        from roofgen.importers.ncu_rep import read_reports
+
+        return read_reports(reports)
+    return read_profiles(paths)
+
+
+def _ref(machine: FoundMachine) -> Any:
+    from roofgen.importers.ncu_case import _flow
+
+    if machine.version is not None:
+        return _flow(("id", machine.id), ("version", machine.version))
+    return machine.id
+
+
+def _profile_warnings(profile: Profile) -> list[str]:
+    out = [f"Nsight Compute said: {m}" for m in profile.tool_messages]
+    out += [f"files disagree: {c}" for c in profile.conflicts]
+    return out
+
+
+def new_case(
+    paths: Sequence[Path],
+    machine: FoundMachine,
+    target: Path | None,
+    options: Options,
+    case_id: str,
+    title: str | None,
+    only_mapped: bool = False,
+) -> Result:
+    from ruamel.yaml.comments import CommentedSeq
+
+    from roofgen.importers.ncu_case import _cm
+
+    profile = read(paths)
+    groups = group_launches(profile, options.kernel_map, only_mapped)
+    view = MachineView(machine.data)
+    built = build_variant(groups, view, None, set(), options)
+    root = _cm(("roofgen", 1), ("kind", "case"), ("id", case_id))
+    root["title"] = title or f"Nsight Compute profile: {', '.join(p.name for p in paths)}"
+    root["machines"] = CommentedSeq([_ref(machine)])
+    clocks, caches = method_text(options, built.sm_clock)
+    root["method"] = _cm(
+        (
+            "description",
+            "Nsight Compute replay (`ncu --csv`); each figure's comment names "
+            "the metric it came from.",
+        ),
+        ("clock_control", clocks),
+        ("cache_control", caches),
+    )
+    root["kernels"] = CommentedSeq(built.kernels)
+    root["variants"] = CommentedSeq([built.variant])
+    schema_line = schema_comment(target or Path.cwd() / "case.yaml", "case")
+    root.yaml_set_start_comment(schema_line.removeprefix("# "))
+    root.yaml_set_comment_before_after_key("id", before=_header(paths, machine))
+    text = dump(make_yaml(), root)
+    _validate(text, machine, None)
+    return Result(text, _profile_warnings(profile) + built.warnings, _kernel_ids(built))
+
+
+def _kernel_ids(built: Built) -> list[str]:
+    return [launch["kernel"] for launch in built.variant["launches"]]
+
+
+def _header(paths: Sequence[Path], machine: FoundMachine) -> str:
+    import textwrap
+
+    text = (
+        f"Imported by `roofgen import ncu` from {', '.join(p.name for p in paths)} for "
+        f"machine {machine.id} ({machine.origin}). Each figure's comment names the Nsight "
+        "Compute metric it came from. roofgen cannot tell what a kernel computes: set each "
+        "kernel's operator kind and shape."
+    )
+    return "\n".join(textwrap.wrap(text, 86, break_on_hyphens=False))
+
+
+def into_case(
+    paths: Sequence[Path],
+    machine: FoundMachine,
+    case_path: Path,
+    options: Options,
+    only_mapped: bool = False,
+    other_machines: dict[str, dict[str, Any]] | None = None,
+) -> Result:
+    raw = case_path.read_bytes()
+    newline = "\r\n" if b"\r\n" in raw else "\n"
+    before = raw.decode("utf-8-sig").replace("\r\n", "\n")
+    yaml, data = load_round_trip(before)
+    if not isinstance(data, dict) or data.get("kind") != "case":
+        raise ImportFailure(f"{case_path}: not a case file (kind: case)")
+    variants = data.get("variants") or []
+    if any(isinstance(v, dict) and v.get("id") == options.variant for v in variants):
+        raise ImportFailure(
+            f"{case_path}: the case already has a variant {options.variant!r}: choose another "
+            "name with --variant (roofgen only adds to a case, it never replaces a variant)"
+        )
+    refs = data.get("machines") or []
+    ids = [r if isinstance(r, str) else r.get("id") for r in refs]
+    if machine.id not in ids:
+        plain = refs and all(isinstance(r, str) for r in refs)
+        refs.append(machine.id if plain and machine.version is None else _ref(machine))
+        if len(ids) == 1:  # the case now lists two machines: say which the old variants ran on
+            _name_machine(variants, str(ids[0]))
+        ids.append(machine.id)
+    variant_machine = machine.id if len(ids) > 1 else None
+    known = {str(k.get("id")) for k in data.get("kernels") or [] if isinstance(k, dict)}
+    profile = read(paths)
+    groups = group_launches(profile, options.kernel_map, only_mapped)
+    built = build_variant(groups, MachineView(machine.data), variant_machine, known, options)
+    built.warnings += _taken_as(groups, data.get("kernels") or [])
+    data["kernels"].extend(built.kernels)
+    data["variants"].append(built.variant)
+    after = dump(yaml, data)
+    changed = only_added(before, after)
+    if changed:
+        raise ImportFailure(
+            f"{case_path}: adding the variant would rewrite lines that are already there "
+            f"({'; '.join(changed[:3])}): nothing was written; add the variant by hand or "
+            "write it to a new file with -o"
+        )
+    _validate(after, machine, before, other_machines or {})
+    return Result(after, _profile_warnings(profile) + built.warnings, _kernel_ids(built), newline)
+
+
+def _taken_as(groups: list[Any], kernels: list[Any]) -> list[str]:
+    """Profiled kernels matched to a case kernel by a made-up id, not by --kernel-map."""
+    names = {str(k.get("id")): k.get("name") for k in kernels if isinstance(k, dict)}
+    out = []
+    for group in groups:
+        if group.mapped or group.kernel not in names or names[group.kernel] in (None, group.name):
+            continue
+        out.append(
+            f"the profile's {group.name!r} was taken as the case's kernel {group.kernel!r} "
+            f"({names[group.kernel]!r}) by its name; use --kernel-map to choose"
+        )
+    return out
+
+
+def _name_machine(variants: list[Any], machine_id: str) -> None:
+    from ruamel.yaml.comments import CommentedMap
+
+    for variant in variants:
+        if isinstance(variant, CommentedMap) and "machine" not in variant:
+            keys = list(variant)
+            position = keys.index("id") + 1 if "id" in keys else 0
+            variant.insert(position, "machine", machine_id)
+
+
+def _validate(
+    text: str,
+    machine: FoundMachine,
+    before: str | None,
+    others: dict[str, dict[str, Any]] | None = None,
+) -> None:
+    """The case written must check clean (problems already in the file are not ours)."""
+    new = _problems(text, machine, others or {})
+    if before is not None:
+        old = {(p.path, p.message) for p in _problems(before, machine, others or {})}
+        new = [p for p in new if (p.path, p.message) not in old]
+    if new:
+        raise ImportFailure(
+            "the case roofgen built does not check; nothing was written. Please report this:",
+            *[p.format() for p in new],
+        )
+
+
+def _problems(text: str, machine: FoundMachine, others: dict[str, dict[str, Any]]) -> list[Any]:
+    from roofgen.problems import Severity
+    from roofgen.spec import references, schema
+    from roofgen.spec.yamlload import load_text
+
+    doc, problems = load_text(text, "case")
+    if doc is None:
+        return problems
+    problems = schema.validate(doc, "case")
+    if problems:
+        return problems
+    machines = {**others, machine.id: machine.data}
+    refs = {r if isinstance(r, str) else r["id"] for r in doc.data["machines"]}
+    broken = refs - set(machines)
+    found = references.check_case(doc, machines, broken)
+    return [p for p in found if p.severity is Severity.ERROR]
+
+
+def pin_hint(machine: FoundMachine) -> str | None:
+    if machine.from_library and machine.version is not None:
+        return pin_text(machine.id, machine.version)
+    return None

@@ -1,0 +1,490 @@
+"""Nsight Compute profiles to a case study, or to a new variant of an existing one.
+
+A new case (``-o``) is written with ruamel.yaml; ``--into`` loads an existing case
+round-trip, appends the variant (and any kernel or machine it needs) and writes
+the file back only if every line that was there is still there, unchanged.
+Every figure carries an end-of-line comment naming the metric it came from.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from roofgen.importers import ImportFailure
+from roofgen.importers.ncu_csv import Launch, Profile
+from roofgen.importers.ncu_metrics import (
+    FLOP_WEIGHTS_VERSION,
+    Derived,
+    Figure,
+    MachineView,
+    collect_command,
+    derive,
+)
+from roofgen.importers.timing import Timing
+from roofgen.importers.yamlout import eol
+
+_ID_OK = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class KernelMap:
+    """``--kernel-map REGEX=ID``: kernel names matching REGEX get the kernel id ID."""
+
+    pattern: re.Pattern[str]
+    kernel: str
+
+    @classmethod
+    def parse(cls, text: str) -> KernelMap:
+        regex, sep, kernel = text.rpartition("=")
+        if not sep or not regex or not _ID_OK.match(kernel):
+            raise ValueError(
+                f"--kernel-map {text!r}: write REGEX=ID, where ID uses lower-case letters, "
+                "digits, '.', '_' and '-'"
+            )
+        try:
+            return cls(re.compile(regex), kernel)
+        except re.error as exc:
+            raise ValueError(f"--kernel-map {text!r}: bad regular expression: {exc}") from None
+
+
+def kernel_id(name: str, kernel_map: Sequence[KernelMap] = ()) -> str | None:
+    """The kernel id for a kernel name: the first matching map, else one made from the
+    name's function (``void gemm_v1<float>(float *, ...)`` -> ``gemm_v1``)."""
+    for entry in kernel_map:
+        if entry.pattern.search(name):
+            return entry.kernel
+    return None
+
+
+def derived_id(name: str) -> str:
+    base = _mangled_name(name) if name.startswith("_Z") else _function_name(name)
+    ident = re.sub(r"[^a-z0-9._-]+", "-", base.lower()).strip("-._")
+    return ident or "kernel"
+
+
+def _function_name(name: str) -> str:
+    depth = 0
+    cut = len(name)
+    for i, ch in enumerate(name):  # the argument list: the first '(' outside templates
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth <= 0:
+            cut = i
+            break
+    head = name[:cut]
+    head = re.sub(r"<[^<>]*>", "", head)  # template arguments, innermost first
+    while "<" in head:
+        stripped = re.sub(r"<[^<>]*>", "", head)
+        if stripped == head:
+            break
+        head = stripped
+    head = head.strip().split()[-1] if head.strip() else name
+    return head.split("::")[-1]
+
+
+def _mangled_name(name: str) -> str:
+    """The last name component of an Itanium-mangled symbol (``_Z7gemm_v1...``)."""
+    pos = 2
+    if name[pos : pos + 1] == "N":
+        pos += 1
+        while name[pos : pos + 1] in ("K", "V", "r"):
+            pos += 1
+    last = name
+    while pos < len(name) and name[pos].isdigit():
+        match = re.match(r"\d+", name[pos:])
+        assert match is not None
+        length = int(match.group())
+        start = pos + len(match.group())
+        last = name[start : start + length]
+        pos = start + length
+    return last
+
+
+@dataclass
+class Group:
+    """Launches of one kernel with one shape: one launch entry of the variant."""
+
+    kernel: str
+    name: str
+    launches: list[Launch] = field(default_factory=list)
+    mapped: bool = False  # the id came from --kernel-map (else from the name)
+
+
+def group_launches(
+    profile: Profile, kernel_map: Sequence[KernelMap], only_mapped: bool
+) -> list[Group]:
+    groups: dict[tuple[Any, ...], Group] = {}
+    named: dict[str, str] = {}  # derived id -> the kernel name it was made from
+    for launch in profile.launches:
+        ident = kernel_id(launch.name, kernel_map)
+        mapped = ident is not None
+        if ident is None:
+            if only_mapped:
+                continue
+            ident = _unique(derived_id(launch.name), launch.name, named)
+        key = (ident, launch.name, launch.grid, launch.block)
+        group = groups.setdefault(key, Group(ident, launch.name, mapped=mapped))
+        group.launches.append(launch)
+    return list(groups.values())
+
+
+def _unique(ident: str, name: str, named: dict[str, str]) -> str:
+    """Different kernels whose names give the same id (``a::k``, ``b::k``) get ``k``,
+    ``k-2``, ...; launches of one kernel keep one id."""
+    candidate, n = ident, 1
+    while named.get(candidate, name) != name:
+        n += 1
+        candidate = f"{ident}-{n}"
+    named[candidate] = name
+    return candidate
+
+
+def _mean(figures: list[Figure]) -> Figure:
+    if len(figures) == 1:
+        return figures[0]
+    value = sum((f.value for f in figures), Decimal(0)) / len(figures)
+    return Figure(
+        value, figures[0].unit, f"mean of {len(figures)} launches; first: {figures[0].origin}"
+    )
+
+
+def combine(derived: list[Derived]) -> Derived:
+    """One measurement from several launches of one kernel and shape: the median time
+    (with min and max), the mean of every count."""
+    if len(derived) == 1:
+        return derived[0]
+    out = Derived()
+    times = [d.time for d in derived if d.time is not None]
+    if times:
+        values = sorted(t.value for t in times)
+        median = Decimal(statistics.median(values))
+        out.time = Figure(
+            median, "s", f"median of {len(values)} launches; first: {times[0].origin}"
+        )
+        out.time_min = Figure(values[0], "s", "fastest launch")
+        out.time_max = Figure(values[-1], "s", "slowest launch")
+    first = derived[0]
+    for key in first.clocks:
+        out.clocks[key] = _mean([d.clocks[key] for d in derived if key in d.clocks])
+    for unit, by_precision in first.flops.items():
+        for precision in by_precision:
+            found = [
+                d.flops[unit][precision] for d in derived if precision in d.flops.get(unit, {})
+            ]
+            out.flops.setdefault(unit, {})[precision] = _mean(found)
+    for level, value in first.bytes.items():
+        if isinstance(value, dict):
+            out.bytes[level] = {
+                part: _mean([d.bytes[level][part] for d in derived])  # type: ignore[index]
+                for part in value
+            }
+        else:
+            out.bytes[level] = _mean([d.bytes[level] for d in derived])  # type: ignore[misc]
+    for level in first.transactions:
+        out.transactions[level] = _mean([d.transactions[level] for d in derived])
+    if first.instructions is not None:
+        out.instructions = _mean([d.instructions for d in derived if d.instructions])
+    if first.occupancy is not None:
+        out.occupancy = _mean([d.occupancy for d in derived if d.occupancy])
+    for d in derived:
+        out.missing |= d.missing
+        out.warnings += [w for w in d.warnings if w not in out.warnings]
+    return out
+
+
+# ---------------------------------------------------------------- writing numbers
+
+
+def number(value: Decimal, significant: int = 15) -> str:
+    """A decimal as plain digits (no exponent), exact for integers, trailing zeros
+    dropped; others rounded to ``significant`` digits."""
+    if value == value.to_integral_value():
+        return format(value.to_integral_value(), "f")
+    rounded = Decimal(format(value, f".{significant}g"))
+    text = format(rounded.normalize(), "f")
+    return text
+
+
+_TIME_UNITS = (
+    (Decimal(1), "s"),
+    (Decimal("1e-3"), "ms"),
+    (Decimal("1e-6"), "us"),
+    (Decimal("1e-9"), "ns"),
+)
+_FREQ_UNITS = (
+    (Decimal("1e9"), "GHz"),
+    (Decimal("1e6"), "MHz"),
+    (Decimal("1e3"), "kHz"),
+    (Decimal(1), "Hz"),
+)
+
+
+def quantity(figure: Figure) -> str:
+    if figure.unit == "s":
+        return _scaled(figure.value, _TIME_UNITS)
+    if figure.unit == "Hz":
+        return _scaled(figure.value, _FREQ_UNITS)
+    return f"{number(figure.value)} {figure.unit}"
+
+
+def _scaled(value: Decimal, units: tuple[tuple[Decimal, str], ...]) -> str:
+    for factor, name in units:
+        if abs(value) >= factor:
+            return f"{number(value / factor)} {name}"
+    factor, name = units[-1]
+    return f"{number(value / factor)} {name}"
+
+
+# ---------------------------------------------------------------- building YAML
+
+
+@dataclass
+class Options:
+    variant: str
+    clock_control: str = "base"
+    cache_control: str = "all"
+    partial: bool = False
+    timing: list[Timing] = field(default_factory=list)
+    kernel_map: Sequence[KernelMap] = ()
+    files: Sequence[str] = ()
+
+
+@dataclass
+class Built:
+    variant: Any  # ruamel CommentedMap
+    kernels: list[Any]  # new kernel entries (CommentedMap), for kernels not in the case
+    warnings: list[str]
+    groups: list[Group]
+    sm_clock: Figure | None = None  # the first launch's SM clock during the replay
+
+
+def _cm(*pairs: tuple[str, Any]) -> Any:
+    from ruamel.yaml.comments import CommentedMap
+
+    return CommentedMap(pairs)
+
+
+def _flow(*pairs: tuple[str, Any]) -> Any:
+    item = _cm(*pairs)
+    item.fa.set_flow_style()
+    return item
+
+
+def _put(mapping: Any, key: str, figure: Figure) -> None:
+    mapping[key] = quantity(figure)
+    eol(mapping, key, figure.origin)
+
+
+def method_text(options: Options, clock: Figure | None) -> tuple[str, str]:
+    if options.clock_control == "base":
+        clocks = "Nsight Compute's default --clock-control base: clocks locked to base"
+    else:
+        clocks = "--clock-control none: clocks not locked by Nsight Compute"
+    if clock is not None:
+        clocks += f" (SM clock during replay: {quantity(clock)})"
+    caches = {
+        "all": "Nsight Compute's default --cache-control all: caches flushed before each "
+        "replay pass",
+        "none": "--cache-control none: caches not flushed between replay passes",
+    }[options.cache_control]
+    return clocks, caches
+
+
+def build_variant(
+    groups: list[Group],
+    machine: MachineView,
+    machine_ref: str | None,
+    known_kernels: set[str],
+    options: Options,
+) -> Built:
+    from ruamel.yaml.comments import CommentedSeq
+
+    warnings: list[str] = []
+    missing: dict[tuple[str, ...], Missing] = {}
+    launches = CommentedSeq()
+    kernels: list[Any] = []
+    sm_clock = None
+    for group in groups:
+        derived = combine([derive(launch, machine) for launch in group.launches])
+        sm_clock = sm_clock or derived.clocks.get("sm")
+        timing = _timing_for(group, options)
+        if timing is not None:
+            derived.missing.pop("time", None)
+        label = f"kernel {group.kernel!r} ({_short(group.name)})"
+        warnings += [f"{label}: {w}" for w in derived.warnings]
+        if derived.missing:
+            entry = missing.setdefault(tuple(sorted(derived.missing)), Missing([], {}))
+            entry.labels.append(label)
+            entry.metrics |= derived.missing
+            if not options.partial or "time" in derived.missing:
+                continue
+            warnings.append(f"{label}: imported without {', '.join(sorted(derived.missing))}")
+        launches.append(_launch(group, derived, timing, options))
+        if group.kernel not in known_kernels and group.kernel not in {k["id"] for k in kernels}:
+            kernels.append(_kernel(group))
+    _fail_on_missing(missing, options)
+    if not launches:
+        raise ImportFailure("no kernel launches to import (check --kernel-map and --only-mapped)")
+    variant = _cm(("id", options.variant))
+    if machine_ref is not None:
+        variant["machine"] = machine_ref
+    variant["description"] = f"Imported from {', '.join(options.files)} by roofgen import ncu."
+    variant["launches"] = launches
+    return Built(variant, kernels, warnings, groups, sm_clock)
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= 60 else name[:57] + "..."
+
+
+@dataclass
+class Missing:
+    labels: list[str]  # the kernels that lack them
+    metrics: dict[str, list[str]]  # what is missing -> the metrics that would give it
+
+
+def _fail_on_missing(missing: dict[tuple[str, ...], Missing], options: Options) -> None:
+    """Stop, naming the missing metrics and the ncu line that collects them."""
+    blocking = {
+        needs: entry for needs, entry in missing.items() if not options.partial or "time" in needs
+    }
+    messages = []
+    for needs, entry in blocking.items():
+        lines = [f"the profile lacks metrics a roofline needs for {', '.join(entry.labels)}:"]
+        for need in needs:
+            lines.append(f"  {need}: none of {', '.join(entry.metrics[need])}")
+        lines.append("collect them with:")
+        lines.append(f"  {collect_command(entry.metrics)}")
+        if "time" in needs:
+            lines.append("or give measured times with --timing FILE (nsys or CUDA events)")
+        else:
+            lines.append(
+                "or pass --partial to import what is there (the missing roofs stay unknown)"
+            )
+        messages.append("\n".join(lines))
+    if messages:
+        raise ImportFailure(*messages)
+
+
+def _timing_for(group: Group, options: Options) -> Timing | None:
+    for timing in options.timing:
+        if timing.name in (group.kernel, group.name):
+            return timing
+        mapped = kernel_id(timing.name, options.kernel_map) or derived_id(timing.name)
+        if mapped == group.kernel:
+            return timing
+    return None
+
+
+def _kernel(group: Group) -> Any:
+    kernel = _cm(("id", group.kernel), ("name", group.name))
+    kernel["operator"] = _flow(("kind", "other"))
+    eol(kernel, "operator", "set the operator's kind and shape")
+    return kernel
+
+
+def _time_block(derived: Derived, timing: Timing | None) -> tuple[Any, str]:
+    if timing is not None:
+        stats = _flow(("median", quantity(Figure(timing.median, "s", ""))))
+        for key, value in (
+            ("q1", timing.q1),
+            ("q3", timing.q3),
+            ("min", timing.minimum),
+            ("max", timing.maximum),
+        ):
+            if value is not None:
+                stats[key] = quantity(Figure(value, "s", ""))
+        if timing.repeats:
+            stats["repeats"] = timing.repeats
+        if timing.warmup is not None:
+            stats["warmup"] = timing.warmup
+        return stats, timing.origin
+    assert derived.time is not None
+    stats = _flow(("median", quantity(derived.time)))
+    if derived.time_min is not None and derived.time_max is not None:
+        stats["min"] = quantity(derived.time_min)
+        stats["max"] = quantity(derived.time_max)
+    return stats, derived.time.origin
+
+
+def _launch(group: Group, derived: Derived, timing: Timing | None, options: Options) -> Any:
+    launch = _cm(("kernel", group.kernel))
+    count = sum(launch.invocations for launch in group.launches)
+    if count > 1:
+        launch["calls"] = count
+        eol(launch, "calls", "launches of this kernel and shape in the profile: set calls per step")
+    m = _cm()
+    m["time"], origin = _time_block(derived, timing)
+    eol(m, "time", origin)
+    m["timing"] = timing.kind if timing is not None else "ncu-replay"
+    if timing is None and derived.clocks:
+        m["clocks"] = _cm()
+        for key, figure in derived.clocks.items():
+            _put(m["clocks"], key, figure)
+    if derived.flops:
+        m["flops"] = _cm()
+        for unit, by_precision in derived.flops.items():
+            m["flops"][unit] = _cm()
+            for precision, figure in by_precision.items():
+                _put(m["flops"][unit], precision, figure)
+    _counts(m, derived)
+    _shape(m, group, derived)
+    m["notes"] = _notes(group, derived, timing, options)
+    launch["measurement"] = m
+    return launch
+
+
+def _counts(m: Any, derived: Derived) -> None:
+    if derived.bytes:
+        m["bytes"] = _cm()
+        for level, value in derived.bytes.items():
+            if isinstance(value, dict):
+                m["bytes"][level] = _cm()
+                for part, figure in value.items():
+                    _put(m["bytes"][level], part, figure)
+            else:
+                _put(m["bytes"], level, value)
+    if derived.instructions is not None:
+        _put(m, "instructions", derived.instructions)
+    if derived.transactions:
+        m["transactions"] = _cm()
+        for level, figure in derived.transactions.items():
+            _put(m["transactions"], level, figure)
+
+
+def _shape(m: Any, group: Group, derived: Derived) -> None:
+    from ruamel.yaml.comments import CommentedSeq
+
+    first = group.launches[0]
+    for key, dims in (("grid", first.grid), ("block", first.block)):
+        if dims:
+            seq = CommentedSeq(list(dims))
+            seq.fa.set_flow_style()
+            m[key] = seq
+    if derived.occupancy is not None:
+        m["occupancy"] = float(round(derived.occupancy.value, 4))
+        eol(m, "occupancy", derived.occupancy.origin)
+
+
+def _notes(group: Group, derived: Derived, timing: Timing | None, options: Options) -> str:
+    sources = ", ".join(sorted({launch.source for launch in group.launches}))
+    clock = derived.clocks.get("sm")
+    at = f", SM clock {quantity(clock)}" if clock is not None else ""
+    text = (
+        f"Imported by roofgen import ncu from {sources} (FLOP weight table "
+        f"v{FLOP_WEIGHTS_VERSION}): Nsight Compute replay with --clock-control "
+        f"{options.clock_control}{at}, --cache-control {options.cache_control}."
+    )
+    if timing is not None:
+        text += (
+            f" The time is from {timing.origin}, not from the replay; that run's clocks are "
+            "not recorded, so the roofs are not scaled for them."
+        )
+    return text

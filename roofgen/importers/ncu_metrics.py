@@ -1,0 +1,366 @@
+"""From Nsight Compute metrics to a roofline measurement: FLOPs, bytes, time, clocks.
+
+Every figure keeps the metric(s) it came from, so the YAML written can say so.
+
+FLOPs come from SASS instruction counts with a versioned weight table
+(:data:`FLOP_WEIGHTS`), and tensor FLOPs from ``sm__ops_path_tensor_*`` counts
+(compute capability 8.0 and newer). Where only a tensor-pipe instruction count
+exists, tensor FLOPs stay unknown: one tensor instruction does a different
+amount of work for each shape and precision. Bytes come from ``dram__``,
+``lts__`` and ``l1tex__`` byte or sector (32 B) counts and go to the machine's
+memory levels by role: dram to the device level, lts (the L2) to the last-level
+cache, l1tex to the L1. Time is ``gpu__time_duration`` or elapsed SM cycles over
+the SM clock rate; the clock is recorded (Nsight Compute locks base clocks by
+default).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from roofgen.importers.ncu_csv import Launch, Metric
+
+SECTOR_BYTES = 32  # an L1/L2/DRAM sector on NVIDIA GPUs
+
+# FLOPs per thread-level SASS instruction, by precision class. Version 1:
+# FP64: dadd + dmul + 2 x dfma; FP32: fadd + fmul + 2 x ffma, and Blackwell's
+# paired fadd2 / fmul2 / ffma2 at 2, 2, 4; FP16: hadd / hmul / hfma count packed
+# pairs (two halves per instruction), so 2, 2 and 4.
+FLOP_WEIGHTS_VERSION = 1
+FLOP_WEIGHTS: dict[str, tuple[tuple[str, int], ...]] = {
+    "fp64": (("dadd", 1), ("dmul", 1), ("dfma", 2)),
+    "fp32": (("fadd", 1), ("fmul", 1), ("ffma", 2), ("fadd2", 2), ("fmul2", 2), ("ffma2", 4)),
+    "fp16": (("hadd", 2), ("hmul", 2), ("hfma", 4)),
+}
+PAIRED_OPS = ("fadd2", "fmul2", "ffma2")  # compute capability 10.0 and newer
+
+_TENSOR = re.compile(r"^(?:sm|smsp)__ops_path_tensor_src_([a-z0-9]+?)(?:_dst_([a-z0-9]+))?\.sum$")
+_TENSOR_PRECISIONS = {"fp64", "tf32", "bf16", "fp16", "fp8", "fp6", "fp4", "int8", "int4"}
+_TENSOR_SUGGESTED = (
+    "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
+    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+    "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+)
+
+TIME_METRICS = ("gpu__time_duration.sum",)
+DEVICE_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+
+
+def sass_metric(op: str, prefix: str = "smsp") -> str:
+    return f"{prefix}__sass_thread_inst_executed_op_{op}_pred_on.sum"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A value in roofgen's base unit and the metrics it came from."""
+
+    value: Decimal
+    unit: str  # "FLOP", "OP", "B", "s", "Hz", "inst", "txn"
+    origin: str
+
+
+@dataclass
+class Derived:
+    """What one launch's metrics say, in roofgen's terms."""
+
+    time: Figure | None = None
+    time_min: Figure | None = None
+    time_max: Figure | None = None
+    clocks: dict[str, Figure] = field(default_factory=dict)
+    flops: dict[str, dict[str, Figure]] = field(default_factory=dict)
+    bytes: dict[str, Figure | dict[str, Figure]] = field(default_factory=dict)
+    transactions: dict[str, Figure] = field(default_factory=dict)
+    instructions: Figure | None = None
+    occupancy: Figure | None = None
+    missing: dict[str, list[str]] = field(default_factory=dict)  # need -> metrics to collect
+    warnings: list[str] = field(default_factory=list)
+
+
+class MachineView:
+    """The parts of a machine an import needs: units by kind, levels by role."""
+
+    def __init__(self, data: dict[str, Any]):
+        self.id: str = data["id"]
+        self.units: list[dict[str, Any]] = list(data["compute"])
+        self.levels: list[dict[str, Any]] = list(data["memory"])
+
+    def unit(self, kind: str) -> dict[str, Any] | None:
+        return next((u for u in self.units if u["kind"] == kind), None)
+
+    def level(self, role: str) -> dict[str, Any] | None:
+        return next((m for m in self.levels if m["role"] == role), None)
+
+
+def _shown(name: str, metric: Metric) -> str:
+    return f"{name} = {metric.text}"
+
+
+def _first(metrics: dict[str, Metric], *names: str, kind: str | None = None) -> str | None:
+    for name in names:
+        metric = metrics.get(name)
+        if metric is not None and (kind is None or metric.unit.kind == kind):
+            return name
+    return None
+
+
+def cc_major(launch: Launch) -> int | None:
+    match = re.match(r"\s*(\d+)", launch.cc or "")
+    return int(match.group(1)) if match else None
+
+
+def derive(launch: Launch, machine: MachineView) -> Derived:
+    out = Derived()
+    metrics = launch.metrics
+    _time(metrics, out)
+    _clocks(metrics, out)
+    _sass_flops(launch, machine, out)
+    _tensor_flops(launch, machine, out)
+    _bytes(metrics, machine, out)
+    _transactions(metrics, machine, out)
+    name = _first(metrics, "smsp__inst_executed.sum", "sm__inst_executed.sum")
+    if name is not None:
+        out.instructions = Figure(metrics[name].value, "inst", _shown(name, metrics[name]))
+    name = _first(metrics, "sm__warps_active.avg.pct_of_peak_sustained_active", kind="%")
+    if name is not None:
+        value = min(max(metrics[name].value / 100, Decimal(0)), Decimal(1))
+        out.occupancy = Figure(value, "", _shown(name, metrics[name]))
+    return out
+
+
+def _time(metrics: dict[str, Metric], out: Derived) -> None:
+    name = _first(metrics, "gpu__time_duration.sum", "gpu__time_duration.avg", kind="second")
+    if name is not None:
+        metric = metrics[name]
+        out.time = Figure(metric.value, "s", _shown(name, metric))
+        if metric.minimum is not None and metric.maximum is not None:
+            out.time_min = Figure(metric.minimum, "s", f"{name}, minimum over the invocations")
+            out.time_max = Figure(metric.maximum, "s", f"{name}, maximum over the invocations")
+        return
+    for prefix in ("sm", "smsp", "gpc"):
+        cycles = _first(metrics, f"{prefix}__cycles_elapsed.avg", f"{prefix}__cycles_elapsed.max")
+        rate = _rate_metric(metrics, prefix)
+        if cycles is not None and rate is not None and metrics[rate].value > 0:
+            seconds = metrics[cycles].value / metrics[rate].value
+            origin = f"{cycles} / {rate} = {metrics[cycles].text} / {metrics[rate].text}"
+            out.time = Figure(seconds, "s", origin)
+            return
+    out.missing["time"] = list(TIME_METRICS)
+
+
+def _rate_metric(metrics: dict[str, Metric], prefix: str) -> str | None:
+    name = f"{prefix}__cycles_elapsed.avg.per_second"
+    metric = metrics.get(name)
+    if metric is not None and metric.unit.kind in ("cycle/second", "hz", "/second"):
+        return name
+    return None
+
+
+def _clocks(metrics: dict[str, Metric], out: Derived) -> None:
+    for prefix in ("sm", "smsp", "gpc"):
+        name = _rate_metric(metrics, prefix)
+        if name is not None:
+            out.clocks["sm"] = Figure(metrics[name].value, "Hz", _shown(name, metrics[name]))
+            break
+    name = _rate_metric(metrics, "dram")
+    if name is not None:
+        out.clocks["memory"] = Figure(metrics[name].value, "Hz", _shown(name, metrics[name]))
+
+
+def _sass_count(metrics: dict[str, Metric], op: str) -> tuple[str, Metric] | None:
+    for prefix in ("smsp", "sm"):
+        name = sass_metric(op, prefix)
+        if name in metrics:
+            return name, metrics[name]
+    return None
+
+
+def _sass_flops(launch: Launch, machine: MachineView, out: Derived) -> None:
+    metrics = launch.metrics
+    collected = False
+    paired = (cc_major(launch) or 0) >= 10
+    for precision, weights in FLOP_WEIGHTS.items():
+        total = Decimal(0)
+        terms = []
+        expected = [op for op, _ in weights if paired or op not in PAIRED_OPS]
+        absent = [sass_metric(op) for op in expected if _sass_count(metrics, op) is None]
+        for op, weight in weights:
+            found = _sass_count(metrics, op)
+            if found is None:
+                continue
+            collected = True
+            name, metric = found
+            total += weight * metric.value
+            if metric.value:
+                terms.append(f"{weight} x {op} ({_shown(name, metric)})")
+        if 0 < len(absent) < len(expected):
+            out.warnings.append(
+                f"{precision.upper()} FLOPs count only the SASS ops collected: "
+                f"{', '.join(absent)} missing"
+            )
+        if total:
+            _place(out, machine, precision, precision, Figure(total, "FLOP", " + ".join(terms)))
+    if not collected and not any(_TENSOR.match(n) for n in metrics):
+        out.missing["FLOP counts"] = [
+            sass_metric(op) for w in FLOP_WEIGHTS.values() for op, _ in w if op not in PAIRED_OPS
+        ] + (list(_TENSOR_SUGGESTED) if (cc_major(launch) or 0) >= 8 else [])
+
+
+def _place(out: Derived, machine: MachineView, kind: str, precision: str, figure: Figure) -> None:
+    unit = machine.unit(kind)
+    if unit is None or precision not in unit["peaks"]:
+        where = "unit" if unit is None else f"{precision!r} peak on unit {unit['id']!r}"
+        out.warnings.append(
+            f"machine {machine.id!r} has no {kind} {where}: {figure.value} {precision} "
+            f"{figure.unit} ({figure.origin}) left out"
+        )
+        return
+    flops = out.flops.setdefault(unit["id"], {})
+    if precision in flops:  # a second source for one precision: add them
+        first = flops[precision]
+        figure = Figure(
+            first.value + figure.value, figure.unit, f"{first.origin} + {figure.origin}"
+        )
+    flops[precision] = figure
+
+
+def _tensor_flops(launch: Launch, machine: MachineView, out: Derived) -> None:
+    metrics = launch.metrics
+    by_src: dict[str, dict[str | None, str]] = {}
+    for name in metrics:
+        match = _TENSOR.match(name)
+        if match:
+            by_src.setdefault(match.group(1), {})[match.group(2)] = name
+    for src, names in sorted(by_src.items()):
+        chosen = [names[None]] if None in names else sorted(n for n in names.values())
+        total = sum((metrics[n].value for n in chosen), Decimal(0))
+        if not total:
+            continue
+        if src not in _TENSOR_PRECISIONS:
+            out.warnings.append(f"tensor ops of source type {src!r} have no roofgen precision")
+            continue
+        unit = "OP" if src.startswith("int") else "FLOP"
+        origin = " + ".join(_shown(n, metrics[n]) for n in chosen)
+        _place(out, machine, "tensor", src, Figure(total, unit, origin))
+    if by_src:
+        return
+    pipe = [n for n in metrics if "pipe_tensor" in n and metrics[n].value and "pct" not in n]
+    if pipe:
+        name = sorted(pipe)[0]
+        if (cc_major(launch) or 0) >= 8:
+            advice = (
+                "collect the per-precision tensor op counts, e.g. "
+                + ", ".join(_TENSOR_SUGGESTED)
+                + " (`ncu --query-metrics` lists the sm__ops_path_tensor_src_* metrics of "
+                "each precision)"
+            )
+        else:
+            advice = (
+                "Nsight Compute has no per-precision tensor op counts before compute "
+                "capability 8.0: write the operator's FLOPs as model_flops instead"
+            )
+        out.warnings.append(
+            f"tensor FLOPs unknown: the profile has only a tensor-pipe instruction count "
+            f"({_shown(name, metrics[name])}), and a tensor instruction does a different "
+            f"amount of work for each shape and precision; {advice}"
+        )
+
+
+# Byte sources per memory role, best first: a pair is (read, write); a single is a total.
+_BYTES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "device": (
+        ("dram__bytes_read.sum", "dram__bytes_write.sum"),
+        ("dram__bytes_op_read.sum", "dram__bytes_op_write.sum"),
+        ("dram__bytes.sum",),
+        ("dram__sectors_read.sum", "dram__sectors_write.sum"),
+        ("dram__sectors.sum",),
+    ),
+    "llc": (
+        ("lts__t_bytes.sum",),
+        ("lts__t_sectors.sum",),
+        ("lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum"),
+    ),
+    "l1": (
+        ("l1tex__t_bytes.sum",),
+        ("l1tex__t_sectors.sum",),
+        (
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+        ),
+    ),
+}
+_PARTIAL = {
+    "lts__t_sectors_op_read.sum": "reads and writes only (atomics and reductions not counted)",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": (
+        "global loads and stores only (shared and local memory not counted)"
+    ),
+}
+_ROLE_WORDS = {
+    "device": "device-memory (dram)",
+    "llc": "last-level cache (lts)",
+    "l1": "L1 (l1tex)",
+}
+
+
+def _byte_figure(metrics: dict[str, Metric], name: str) -> Figure:
+    metric = metrics[name]
+    if metric.unit.kind == "sector" or "__sectors" in name or "_sectors_" in name:
+        value = metric.value * SECTOR_BYTES
+        return Figure(value, "B", f"{SECTOR_BYTES} B x {_shown(name, metric)}")
+    return Figure(metric.value, "B", _shown(name, metric))
+
+
+def _bytes(metrics: dict[str, Metric], machine: MachineView, out: Derived) -> None:
+    for role, options in _BYTES.items():
+        chosen = next((o for o in options if all(n in metrics for n in o)), None)
+        if chosen is None:
+            if role == "device":
+                out.missing["device-memory bytes"] = list(DEVICE_METRICS)
+            continue
+        level = machine.level(role)
+        if level is None:
+            out.warnings.append(
+                f"machine {machine.id!r} has no {role} memory level: the "
+                f"{_ROLE_WORDS[role]} bytes ({', '.join(chosen)}) are left out"
+            )
+            continue
+        if len(chosen) == 2:
+            read, write = (_byte_figure(metrics, n) for n in chosen)
+            note = _PARTIAL.get(chosen[0])
+            if note:
+                read = Figure(read.value, read.unit, f"{read.origin}; {note}")
+            out.bytes[level["id"]] = {"read": read, "write": write}
+        else:
+            out.bytes[level["id"]] = _byte_figure(metrics, chosen[0])
+
+
+_SECTORS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "device": (("dram__sectors.sum",), ("dram__sectors_read.sum", "dram__sectors_write.sum")),
+    "llc": (("lts__t_sectors.sum",),),
+    "l1": (
+        ("l1tex__t_sectors.sum",),
+        (
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+        ),
+    ),
+}
+
+
+def _transactions(metrics: dict[str, Metric], machine: MachineView, out: Derived) -> None:
+    for role, options in _SECTORS.items():
+        chosen = next((o for o in options if all(n in metrics for n in o)), None)
+        level = machine.level(role)
+        if chosen is None or level is None:
+            continue
+        total = sum((metrics[n].value for n in chosen), Decimal(0))
+        origin = " + ".join(_shown(n, metrics[n]) for n in chosen)
+        out.transactions[level["id"]] = Figure(total, "txn", origin)
+
+
+def collect_command(missing: dict[str, list[str]]) -> str:
+    """The ``ncu`` command line that collects the missing metrics."""
+    names = list(dict.fromkeys(n for names in missing.values() for n in names))
+    return f"ncu --csv --metrics {','.join(names)} ./your_program > profile.csv"

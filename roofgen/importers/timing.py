@@ -1,0 +1,212 @@
+"""Kernel times measured outside Nsight Compute's replay, to replace its durations.
+
+Two inputs are read:
+
+- nsys: ``nsys stats --report cuda_gpu_kern_sum --format csv`` (columns "Instances",
+  "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", ..., "Name"; older releases
+  spell them "Average", "Median", "Minimum", "Maximum");
+- a simple CSV of CUDA-event times with a ``kernel`` column and either one row
+  per timed repeat (a ``time`` column) or statistics (``median`` and optionally
+  ``min``, ``max``, ``q1``, ``q3``, ``repeats``, ``warmup``). Times carry a unit
+  (``2.478 ms``), or the column name does (``time_ms``, ``median (us)``).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import statistics
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from roofgen.importers import ImportFailure
+from roofgen.importers.ncu_csv import parse_number
+
+_UNIT_IN_NAME = re.compile(r"(?:[ _(]\(?)(ns|us|ms|s)\)?$")
+_SCALE = {"ns": Decimal("1e-9"), "us": Decimal("1e-6"), "ms": Decimal("1e-3"), "s": Decimal(1)}
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Time statistics of one kernel, in seconds."""
+
+    name: str
+    median: Decimal
+    minimum: Decimal | None = None
+    maximum: Decimal | None = None
+    q1: Decimal | None = None
+    q3: Decimal | None = None
+    repeats: int | None = None
+    warmup: int | None = None
+    kind: str = "cuda-events"  # or "nsys"
+    origin: str = ""
+
+
+def read_timing(path: Path) -> list[Timing]:
+    try:
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+    except OSError as exc:
+        raise ImportFailure(f"{path}: cannot read the timing file: {exc.strerror}") from None
+    rows = [r for r in csv.reader(text.splitlines()) if any(c.strip() for c in r)]
+    for i, row in enumerate(rows):
+        cells = [c.strip() for c in row]
+        if "Name" in cells and "Instances" in cells:
+            return _nsys(path, cells, rows[i + 1 :])
+        lowered = [c.lower() for c in cells]
+        if "kernel" in lowered or "name" in lowered:
+            return _events(path, lowered, rows[i + 1 :])
+    raise ImportFailure(
+        f"{path}: not a timing file roofgen reads: expected nsys's cuda_gpu_kern_sum CSV "
+        "(columns Instances, Med (ns), ..., Name) or a CSV with a 'kernel' column and "
+        "'time' or 'median' times"
+    )
+
+
+def _column(header: list[str], *patterns: str) -> int | None:
+    for pattern in patterns:
+        for i, name in enumerate(header):
+            if re.match(pattern, name, re.IGNORECASE):
+                return i
+    return None
+
+
+def _nsys(path: Path, header: list[str], rows: list[list[str]]) -> list[Timing]:
+    name = header.index("Name")
+    count = header.index("Instances")
+    median = _column(header, r"^Med(ian)?\b")
+    average = _column(header, r"^Av(g|erage)\b")
+    low, high = _column(header, r"^Min(imum)?\b"), _column(header, r"^Max(imum)?\b")
+    central = median if median is not None else average
+    if central is None:
+        raise ImportFailure(f"{path}: the nsys summary has no 'Med (ns)' or 'Avg (ns)' column")
+    unit = _scale_of(header[central], default="ns")
+    what = "median" if median is not None else "mean (this nsys report has no median)"
+    out = []
+    for row in rows:
+        if len(row) <= max(name, central):
+            continue
+        value = parse_number(row[central])
+        if value is None:
+            continue
+        out.append(
+            Timing(
+                name=row[name],
+                median=value * unit,
+                minimum=_opt(row, low, unit),
+                maximum=_opt(row, high, unit),
+                repeats=int(parse_number(row[count]) or 0) or None,
+                kind="nsys",
+                origin=f"nsys cuda_gpu_kern_sum {what} ({path.name})",
+            )
+        )
+    return out
+
+
+def _opt(row: list[str], index: int | None, unit: Decimal) -> Decimal | None:
+    if index is None or index >= len(row):
+        return None
+    value = parse_number(row[index])
+    return None if value is None else value * unit
+
+
+def _scale_of(column: str, default: str | None = None) -> Decimal:
+    match = _UNIT_IN_NAME.search(column.strip())
+    unit = match.group(1) if match else default
+    return _SCALE[unit] if unit else Decimal(0)
+
+
+def _seconds(text: str, scale: Decimal, where: str) -> Decimal:
+    """A time cell: ``"2.478 ms"``, or a bare number in the column's unit."""
+    text = text.strip()
+    number = parse_number(text)
+    if number is not None:
+        if not scale:
+            raise ImportFailure(
+                f"{where}: {text!r} has no unit: write '{text} ms' or name the column 'time_ms'"
+            )
+        return number * scale
+    match = re.fullmatch(r"([-+0-9.,eE]+)\s*(ns|us|µs|ms|s)", text)
+    value = parse_number(match.group(1)) if match else None
+    if match is None or value is None:
+        raise ImportFailure(f"{where}: {text!r} is not a time (e.g. '2.478 ms')")
+    return value * _SCALE[match.group(2).replace("µ", "u")]
+
+
+def _events(path: Path, header: list[str], rows: list[list[str]]) -> list[Timing]:
+    name = header.index("kernel") if "kernel" in header else header.index("name")
+    median = _column(header, r"^median(\b|_)")
+    time = _column(header, r"^time(\b|_)", r"^elapsed(\b|_)", r"^duration(\b|_)")
+    if median is None and time is None:
+        raise ImportFailure(f"{path}: the timing CSV needs a 'time' or a 'median' column")
+    if median is not None:
+        return _event_stats(path, header, rows, name, median)
+    assert time is not None
+    scale = _scale_of(header[time])
+    samples: dict[str, list[Decimal]] = {}
+    for n, row in enumerate(rows, start=2):
+        if len(row) > max(name, time):
+            where = f"{path}:{n}"
+            samples.setdefault(row[name].strip(), []).append(_seconds(row[time], scale, where))
+    return [_from_samples(k, v, path) for k, v in samples.items()]
+
+
+def _from_samples(kernel: str, values: list[Decimal], path: Path) -> Timing:
+    ordered = sorted(values)
+    q1 = q3 = None
+    if len(ordered) >= 2:
+        quartiles = statistics.quantiles(ordered, n=4, method="inclusive")
+        q1, q3 = Decimal(quartiles[0]), Decimal(quartiles[2])
+    return Timing(
+        name=kernel,
+        median=Decimal(statistics.median(ordered)),
+        minimum=ordered[0],
+        maximum=ordered[-1],
+        q1=q1,
+        q3=q3,
+        repeats=len(ordered),
+        origin=f"CUDA-event times, median of {len(ordered)} repeats ({path.name})",
+    )
+
+
+def _event_stats(
+    path: Path, header: list[str], rows: list[list[str]], name: int, median: int
+) -> list[Timing]:
+    columns = {
+        key: _column(header, rf"^{key}(\b|_)") for key in ("min", "max", "q1", "q3", "repeats")
+    }
+    warmup = _column(header, r"^warm-?up")
+    out = []
+    for n, row in enumerate(rows, start=2):
+        if len(row) <= max(name, median):
+            continue
+        where = f"{path}:{n}"
+
+        def time(key: str, row: list[str] = row, where: str = where) -> Decimal | None:
+            index = columns[key]
+            if index is None or index >= len(row) or not row[index].strip():
+                return None
+            return _seconds(row[index], _scale_of(header[index]), where)
+
+        repeats = columns["repeats"]
+        out.append(
+            Timing(
+                name=row[name].strip(),
+                median=_seconds(row[median], _scale_of(header[median]), where),
+                minimum=time("min"),
+                maximum=time("max"),
+                q1=time("q1"),
+                q3=time("q3"),
+                repeats=_int(row, repeats),
+                warmup=_int(row, warmup),
+                origin=f"CUDA-event times ({path.name})",
+            )
+        )
+    return out
+
+
+def _int(row: list[str], index: int | None) -> int | None:
+    if index is None or index >= len(row):
+        return None
+    value = parse_number(row[index])
+    return None if value is None else int(value)

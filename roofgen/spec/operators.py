@@ -1,0 +1,103 @@
+"""Checks of operator shapes and shape sweeps in a case document, each located.
+
+``shape`` is an open mapping in the schema; for the operator kinds with a model
+(:mod:`roofgen.analysis.opmodels`) a key the model cannot use is an error that names
+the valid keys. A launch gives one measurement or a sweep of shapes, not both; the
+points of a sweep carry a weight each or none, and distinct labels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roofgen.analysis.opmodels import check_shape
+from roofgen.analysis.sweep import label
+from roofgen.model import Measurement, SweepPoint, TimeStats
+from roofgen.problems import Problem
+from roofgen.spec.yamlload import Document, PathKey
+
+__all__ = ["check_operators"]
+
+
+def check_operators(doc: Document) -> list[Problem]:
+    data = doc.data
+    problems: list[Problem] = []
+    kinds: dict[str, str] = {}
+    for k_index, kernel in enumerate(data["kernels"]):
+        op = kernel["operator"]
+        kinds.setdefault(kernel["id"], op["kind"])
+        base: PathKey = ("kernels", k_index, "operator", "shape")
+        problems += _shape(doc, op["kind"], op.get("shape", {}), base)
+    for v_index, variant in enumerate(data["variants"]):
+        for l_index, launch in enumerate(variant["launches"]):
+            path: PathKey = ("variants", v_index, "launches", l_index)
+            problems += _launch(doc, launch, path, kinds.get(launch["kernel"]))
+    return problems
+
+
+def _shape(doc: Document, kind: str, shape: dict[str, Any], base: PathKey) -> list[Problem]:
+    return [
+        doc.problem((*base, key), message, key=message.startswith("unknown"), code="ref.shape")
+        for key, message in check_shape(kind, shape)
+    ]
+
+
+def _launch(
+    doc: Document, launch: dict[str, Any], path: PathKey, kind: str | None
+) -> list[Problem]:
+    has_measurement, sweep = "measurement" in launch, launch.get("sweep")
+    if has_measurement and sweep is not None:
+        return [
+            doc.problem(
+                (*path, "sweep"),
+                "give 'measurement' (one shape) or 'sweep' (several shapes), not both",
+                key=True,
+                code="ref.sweep",
+            )
+        ]
+    if not has_measurement and sweep is None:
+        return [
+            doc.problem(
+                path,
+                "missing required key 'measurement' (what was measured for one launch), "
+                "or 'sweep' for a launch measured over several shapes",
+                code="schema.required",
+            )
+        ]
+    if sweep is None:
+        return []
+    problems: list[Problem] = []
+    weighted = [("weight" in p) for p in sweep]
+    if any(weighted) and not all(weighted):
+        first = weighted.index(False)
+        problems.append(
+            doc.problem(
+                (*path, "sweep", first),
+                "give a weight to every point of the sweep or to none",
+                code="ref.sweep",
+            )
+        )
+    seen: dict[str, int] = {}
+    for i, point in enumerate(sweep):
+        where: PathKey = (*path, "sweep", i)
+        if kind is not None:
+            problems += _shape(doc, kind, point["shape"], (*where, "shape"))
+        name = label(_point(point))
+        if name in seen:
+            problems.append(
+                doc.problem(
+                    where,
+                    f"the sweep has the shape {name!r} twice (also point {seen[name]}): "
+                    "give each point its own shape or label",
+                    code="ref.sweep",
+                )
+            )
+        seen.setdefault(name, i)
+    return problems
+
+
+def _point(point: dict[str, Any]) -> SweepPoint:
+    """Just enough of a sweep point to name it."""
+    return SweepPoint(
+        dict(point["shape"]), Measurement(TimeStats(0.0)), None, point.get("label", "")
+    )

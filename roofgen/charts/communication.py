@@ -1,0 +1,324 @@
+"""Communication roofline: compute against link traffic, and the cost of collectives.
+
+Two panels, one above the other. Top: FLOP/s against FLOPs per byte sent over a link one
+way (link bytes plus collectives' bus bytes); each link is a slanted roof (its bandwidth
+per direction) that meets the compute roof at its ridge. Bottom: collective time against
+bus bytes on log axes; each link's cost ``latency + bytes / bandwidth`` is flat
+(latency-bound) for small messages and slanted (bandwidth-bound) for large ones, turning
+at latency x bandwidth. Each collective is drawn at its modelled bound (hollow) and,
+when a launch is only that collective, at its measured time (filled).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import altair as alt
+from altair.utils.schemapi import debug_mode
+
+from roofgen.charts.common import (
+    OKABE_ITO,
+    config,
+    diagonal_angle,
+    finish,
+    format_time,
+    log_axis,
+    log_domain,
+    log_samples,
+    named,
+    si,
+    tooltip,
+)
+from roofgen.charts.hierarchical import _js
+from roofgen.charts.roofline_inputs import CommunicationInput, LinkRoof
+
+CHART_KIND = "roofgen.communication-roofline"
+_EXTEND = 1e3
+
+
+def link_text(link: LinkRoof) -> str:
+    """``NVLink 4 450 GB/s per direction, 2 us``."""
+    latency = f", {format_time(link.latency_s)}" if link.latency_s else ""
+    return f"{link.name} {si(link.bandwidth, 'B/s')} per direction{latency}"
+
+
+def communication_chart(
+    inp: CommunicationInput, *, width: int = 400, height: int = 380
+) -> dict[str, Any]:
+    """Vega-Lite spec (a plain dict) of the communication roofline of ``inp``."""
+    with debug_mode(False):
+        return _chart(inp, width, height)
+
+
+def _colour(links: list[str], names: list[str]) -> alt.Color:
+    return alt.Color(
+        field="link",
+        type="nominal",
+        title="Link",
+        scale=alt.Scale(domain=links, range=list(OKABE_ITO[1 : len(links) + 1])),
+        legend=alt.Legend(labelExpr=_names_expr(links, names)),
+    )
+
+
+def _names_expr(ids: list[str], names: list[str]) -> str:
+    parts = [f"datum.value === '{i}' ? '{_js(n)}'" for i, n in zip(ids, names, strict=True)]
+    return " : ".join([*parts, "datum.label"])
+
+
+def _left(
+    inp: CommunicationInput, colour: alt.Color, width: int, height: int
+) -> tuple[alt.LayerChart, dict[str, list[dict[str, Any]]]]:
+    points: list[dict[str, Any]] = [
+        {
+            "x": p.flop_per_byte,
+            "y": p.flop_per_s,
+            "link": p.link,
+            "launch": p.key.label,
+            "ai": f"{p.flop_per_byte:.3g} FLOP per link byte",
+            "perf": si(p.flop_per_s, "FLOP/s"),
+        }
+        for p in inp.points
+    ]
+    peak = inp.compute_peak
+    ridges = [peak / k.bandwidth for k in inp.links] if peak else []
+    xdom = log_domain([p["x"] for p in points] + ridges, (1.0, 1e4), min_decades=3.0)
+    ydom = log_domain(
+        [p["y"] for p in points] + ([peak] if peak else []), (1e11, 1e15), min_decades=2.5
+    )
+    roofs = []
+    for k in inp.links:
+        end = peak / k.bandwidth if peak else xdom[1] * _EXTEND
+        start = xdom[0] / _EXTEND
+        vis_lo = max(xdom[0], ydom[0] / k.bandwidth)
+        lx = math.sqrt(vis_lo * min(end, xdom[1], ydom[1] / k.bandwidth))
+        roofs.append(
+            {
+                "x": start,
+                "y": k.bandwidth * start,
+                "x2": end,
+                "y2": k.bandwidth * end,
+                "lx": lx,
+                "ly": k.bandwidth * lx,
+                "link": k.id,
+                "text": link_text(k),
+            }
+        )
+    compute = []
+    if peak:
+        compute.append(
+            {
+                "x": min(ridges, default=xdom[0]),
+                "y": peak,
+                "x2": xdom[1] * _EXTEND,
+                "y2": peak,
+                "lx": xdom[1] / 1.15,
+                "ly": peak,
+                "text": f"{inp.compute_label} {si(peak, 'FLOP/s')}",
+            }
+        )
+    layers: list[alt.Chart] = [
+        named("link-roofs")
+        .mark_rule(clip=True, strokeWidth=2)
+        .encode(
+            x2=alt.X2(field="x2"),
+            y2=alt.Y2(field="y2"),
+            color=colour,
+            description=alt.Description(field="text", type="nominal"),
+            tooltip=tooltip([("text", "Link roof")]),
+        ),
+        named("link-roofs")
+        .mark_text(
+            angle=diagonal_angle(xdom, ydom, width, height),
+            clip=True,
+            fontSize=10,
+            baseline="bottom",
+            dy=-3,
+            aria=False,
+        )
+        .encode(
+            x=alt.X(field="lx", type="quantitative"),
+            y=alt.Y(field="ly", type="quantitative"),
+            text=alt.Text(field="text", type="nominal"),
+            color=colour,
+        ),
+    ]
+    if compute:
+        layers += [
+            named("compute-roof")
+            .mark_rule(clip=True, strokeWidth=2, color="#000000")
+            .encode(
+                x2=alt.X2(field="x2"),
+                y2=alt.Y2(field="y2"),
+                description=alt.Description(field="text", type="nominal"),
+                tooltip=tooltip([("text", "Compute roof")]),
+            ),
+            named("compute-roof")
+            .mark_text(clip=True, fontSize=10, align="right", baseline="bottom", dy=-3, aria=False)
+            .encode(
+                x=alt.X(field="lx", type="quantitative"),
+                y=alt.Y(field="ly", type="quantitative"),
+                text=alt.Text(field="text", type="nominal"),
+            ),
+        ]
+    if points:
+        layers.append(
+            named("comm-points")
+            .mark_point(filled=True, size=70, opacity=0.9, clip=True, shape="circle")
+            .encode(
+                color=colour,
+                description=alt.Description(field="launch", type="nominal"),
+                tooltip=tooltip(
+                    [("launch", "Launch"), ("ai", "Intensity"), ("perf", "Performance")]
+                ),
+            )
+            .properties(name="launches")
+        )
+    panel = alt.LayerChart(
+        layer=layers,
+        encoding=alt.SharedEncoding(
+            x=log_axis(
+                "x", "x", "FLOPs per byte over the link (one way)", xdom, "FLOP/B", si=False
+            ),
+            y=log_axis("y", "y", "Performance (FLOP/s)", ydom, "FLOP/s"),
+        ),
+        width=width,
+        height=height,
+        title=alt.TitleParams(text="Compute against link traffic", anchor="start", fontSize=12),
+    )
+    return panel, {"link-roofs": roofs, "compute-roof": compute, "comm-points": points}
+
+
+def _right(
+    inp: CommunicationInput, colour: alt.Color, width: int, height: int
+) -> tuple[alt.LayerChart, dict[str, list[dict[str, Any]]]]:
+    xs = [c.bus_b for c in inp.collectives]
+    turns = [k.latency_s * k.bandwidth for k in inp.links if k.latency_s]
+    xdom = log_domain(xs + turns, (1e3, 1e9), min_decades=4.0)
+    curve_rows: list[dict[str, Any]] = []
+    for k in inp.links:
+        for x in log_samples(xdom[0], xdom[1]):
+            curve_rows.append(
+                {
+                    "x": x,
+                    "y": (k.latency_s or 0.0) + x / k.bandwidth,
+                    "link": k.id,
+                    "text": link_text(k),
+                }
+            )
+    times = [r["y"] for r in curve_rows] + [c.bound_s for c in inp.collectives]
+    times += [c.measured_s for c in inp.collectives if c.measured_s]
+    ydom = log_domain(times, (1e-6, 1e-2), min_decades=2.0)
+    turn_rows = [
+        {
+            "x": k.latency_s * k.bandwidth,
+            "y": ydom[0],
+            "x2": k.latency_s * k.bandwidth,
+            "y2": ydom[1],
+            "link": k.id,
+            "ly": ydom[1] / 1.3,
+            "text": f"{k.name}: latency = bandwidth cost at {si(k.latency_s * k.bandwidth, 'B')}",
+        }
+        for k in inp.links
+        if k.latency_s
+    ]
+    points: list[dict[str, Any]] = []
+    for c in inp.collectives:
+        base = {
+            "x": c.bus_b,
+            "link": c.link,
+            "launch": c.key.label,
+            "what": f"{c.kind}, {c.ranks} ranks" + (f", {c.topology}" if c.topology else ""),
+            "bus": si(c.bus_b, "B"),
+            "regime": c.regime,
+            "bound": format_time(c.bound_s),
+            "measured": format_time(c.measured_s),
+        }
+        points.append({**base, "y": c.bound_s, "source": "model (latency + bus bytes / bandwidth)"})
+        if c.measured_s:
+            points.append({**base, "y": c.measured_s, "source": "measured"})
+    layers: list[alt.Chart] = [
+        named("link-costs")
+        .mark_line(clip=True, strokeWidth=2)
+        .encode(
+            color=colour,
+            detail=alt.Detail(field="link", type="nominal"),
+            tooltip=tooltip([("text", "Link")]),
+        ),
+    ]
+    if turn_rows:
+        layers += [
+            named("link-turns")
+            .mark_rule(clip=True, strokeDash=[3, 3], strokeWidth=1)
+            .encode(
+                x2=alt.X2(field="x2"),
+                y2=alt.Y2(field="y2"),
+                color=colour,
+                description=alt.Description(field="text", type="nominal"),
+                tooltip=tooltip([("text", "Latency-bandwidth turn")]),
+            ),
+        ]
+    if points:
+        layers.append(
+            named("collectives")
+            .mark_point(size=70, clip=True, strokeWidth=2)
+            .encode(
+                color=colour,
+                fill=alt.Fill(
+                    field="source",
+                    type="nominal",
+                    title="Collective time",
+                    scale=alt.Scale(
+                        domain=["measured", "model (latency + bus bytes / bandwidth)"],
+                        range=["#333333", "white"],
+                    ),
+                ),
+                description=alt.Description(field="launch", type="nominal"),
+                tooltip=tooltip(
+                    [
+                        ("launch", "Launch"),
+                        ("what", "Collective"),
+                        ("bus", "Bus bytes"),
+                        ("bound", "Bound"),
+                        ("measured", "Measured"),
+                        ("regime", "Regime"),
+                    ]
+                ),
+            )
+        )
+    panel = alt.LayerChart(
+        layer=layers,
+        encoding=alt.SharedEncoding(
+            x=log_axis("x", "x", "Bus bytes per rank (factor x size)", xdom, "B"),
+            y=log_axis("y", "y", "Time (s)", ydom, "s"),
+        ),
+        width=width,
+        height=height,
+        title=alt.TitleParams(
+            text="Collectives: latency + bytes / bandwidth", anchor="start", fontSize=12
+        ),
+    )
+    return panel, {"link-costs": curve_rows, "link-turns": turn_rows, "collectives": points}
+
+
+def _chart(inp: CommunicationInput, width: int, height: int) -> dict[str, Any]:
+    ids = [k.id for k in inp.links]
+    colour = _colour(ids, [k.name for k in inp.links])
+    left, left_data = _left(inp, colour, width, height)
+    right, right_data = _right(inp, colour, width, height)
+    chart = alt.VConcatChart(
+        vconcat=[left, right],
+        resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="independent", y="independent")),
+        title=alt.TitleParams(
+            text=inp.title, subtitle=inp.subtitle or alt.Undefined, anchor="start"
+        ),
+        config=config(),
+    )
+    return finish(
+        chart,
+        CHART_KIND,
+        inp.title,
+        f"Communication roofline: {inp.title}",
+        {**left_data, **right_data},
+        links=ids,
+    )

@@ -1,0 +1,222 @@
+"""Energy roofline (Choi, Bedard, Fowler and Vuduc, IPDPS 2013).
+
+Energy = e_flop x FLOPs + e_byte x bytes + idle power x time. Two panels over arithmetic
+intensity at device memory, one above the other. Top: energy efficiency in FLOP/J (the
+same number as FLOP/s per watt); with the machine's coefficients, the "arch" line is the
+best any kernel of
+that intensity can do, ``1 / (e_flop + e_byte / I + P_idle x max(1 / peak, 1 / (I x BW)))``.
+Bottom: average power; the power limit and idle power are horizontal lines, and the
+model's power at the roofline, ``P_idle + (e_flop + e_byte / I) x min(peak, I x BW)``,
+shows where running at the time roofline would need more than the limit allows (there the
+power limit binds: time >= dynamic energy / (limit - idle)). Without published
+coefficients the chart shows the measured points only and says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+from altair.utils.schemapi import debug_mode
+
+from roofgen.charts.common import (
+    config,
+    finish,
+    log_axis,
+    log_domain,
+    log_samples,
+    named,
+    si,
+    tooltip,
+)
+from roofgen.charts.roofline_inputs import EnergyInput, EnergyModel
+
+CHART_KIND = "roofgen.energy-roofline"
+
+
+def arch_flop_per_j(model: EnergyModel, intensity: float) -> float:
+    """Best FLOP/J at ``intensity`` (FLOP/B): work energy plus idle power over the
+    roofline time."""
+    time_per_flop = max(1.0 / model.peak, 1.0 / (intensity * model.bandwidth))
+    return 1.0 / (model.j_per_flop + model.j_per_byte / intensity + model.idle_w * time_per_flop)
+
+
+def roofline_power_w(model: EnergyModel, intensity: float) -> float:
+    """Power (W) a kernel of ``intensity`` would draw running at the time roofline."""
+    rate = min(model.peak, intensity * model.bandwidth)
+    return model.idle_w + (model.j_per_flop + model.j_per_byte / intensity) * rate
+
+
+def energy_chart(inp: EnergyInput, *, width: int = 400, height: int = 380) -> dict[str, Any]:
+    """Vega-Lite spec (a plain dict) of the energy roofline of ``inp``."""
+    with debug_mode(False):
+        return _chart(inp, width, height)
+
+
+_SOURCES = ["measured", "model"]
+_TIPS = [
+    ("launch", "Launch"),
+    ("ai", "Intensity"),
+    ("eff", "Energy efficiency"),
+    ("power", "Average power"),
+    ("source", "Energy from"),
+    ("limited", "Power-limited"),
+]
+
+
+def _fill() -> alt.Fill:
+    return alt.Fill(
+        field="source",
+        type="nominal",
+        title="Energy",
+        scale=alt.Scale(domain=_SOURCES, range=["#0072B2", "white"]),
+    )
+
+
+def _chart(inp: EnergyInput, width: int, height: int) -> dict[str, Any]:
+    points: list[dict[str, Any]] = [
+        {
+            "x": p.intensity,
+            "y": p.flop_per_j,
+            "power_w": p.power_w,
+            "launch": p.key.label,
+            "source": p.source,
+            "ai": f"{p.intensity:.3g} FLOP/B",
+            "eff": si(p.flop_per_j, "FLOP/J"),
+            "power": "n/a" if p.power_w is None else f"{p.power_w:.0f} W",
+            "limited": "yes" if p.power_limited else "no",
+        }
+        for p in inp.points
+    ]
+    model = inp.model
+    ridge = [model.peak / model.bandwidth] if model else []
+    xdom = log_domain([p["x"] for p in points] + ridge, (0.1, 1000.0), min_decades=3.0)
+    arch: list[dict[str, Any]] = []
+    power_curve: list[dict[str, Any]] = []
+    if model:
+        for x in log_samples(xdom[0], xdom[1]):
+            arch.append({"x": x, "y": arch_flop_per_j(model, x)})
+            power_curve.append({"x": x, "y": roofline_power_w(model, x)})
+    # Left panel: FLOP/J.
+    ly = log_domain([p["y"] for p in points] + [r["y"] for r in arch], (1e9, 1e12), min_decades=2.0)
+    left_layers: list[alt.Chart] = []
+    if arch:
+        left_layers.append(
+            named("arch")
+            .mark_line(clip=True, strokeWidth=2, color="#000000")
+            .encode(tooltip=tooltip([("y", "Best FLOP/J")]))
+        )
+    if points:
+        left_layers.append(
+            named("points")
+            .mark_point(size=70, clip=True, strokeWidth=2, color="#0072B2", shape="circle")
+            .encode(
+                fill=_fill(),
+                description=alt.Description(field="launch", type="nominal"),
+                tooltip=tooltip(_TIPS),
+            )
+            .properties(name="launches")
+        )
+    if not left_layers:
+        left_layers.append(named("arch").mark_line())
+    left = alt.LayerChart(
+        layer=left_layers,
+        encoding=alt.SharedEncoding(
+            x=log_axis(
+                "x", "x", "Arithmetic intensity at device memory (FLOP/B)", xdom, "FLOP/B", si=False
+            ),
+            y=log_axis("y", "y", "Energy efficiency (FLOP/J = FLOP/s per W)", ly, "FLOP/J"),
+        ),
+        width=width,
+        height=height,
+        title=alt.TitleParams(text="Energy efficiency", anchor="start", fontSize=12),
+    )
+    # Right panel: power.
+    power_points = [{**p, "y": p["power_w"]} for p in points if p["power_w"]]
+    levels: list[dict[str, Any]] = []
+    if inp.limit_w:
+        levels.append({"y": inp.limit_w, "text": f"Power limit {inp.limit_w:.0f} W"})
+    if inp.idle_w:
+        levels.append({"y": inp.idle_w, "text": f"Idle {inp.idle_w:.0f} W"})
+    lines = [{**r, "x": xdom[0], "x2": xdom[1], "y2": r["y"], "lx": xdom[1] / 1.15} for r in levels]
+    watts = [p["y"] for p in power_points] + [r["y"] for r in levels]
+    watts += [r["y"] for r in power_curve if not inp.limit_w or r["y"] < 4 * inp.limit_w]
+    ry = log_domain(watts, (50.0, 1000.0), pad_decades=0.15, min_decades=1.0)
+    right_layers: list[alt.Chart] = []
+    if power_curve:
+        right_layers.append(
+            named("power-curve")
+            .mark_line(clip=True, strokeWidth=2, color="#000000", strokeDash=[6, 3])
+            .encode(tooltip=tooltip([("y", "Power at the roofline (W)")]))
+        )
+    if lines:
+        right_layers += [
+            named("power-levels")
+            .mark_rule(clip=True, strokeWidth=2, color="#D55E00")
+            .encode(
+                x2=alt.X2(field="x2"),
+                y2=alt.Y2(field="y2"),
+                description=alt.Description(field="text", type="nominal"),
+                tooltip=tooltip([("text", "Power")]),
+            ),
+            named("power-levels")
+            .mark_text(
+                clip=True,
+                fontSize=10,
+                align="right",
+                baseline="bottom",
+                dy=-3,
+                color="#D55E00",
+                aria=False,
+            )
+            .encode(
+                x=alt.X(field="lx", type="quantitative"),
+                text=alt.Text(field="text", type="nominal"),
+            ),
+        ]
+    if power_points:
+        right_layers.append(
+            named("power-points")
+            .mark_point(size=70, clip=True, strokeWidth=2, color="#0072B2", shape="circle")
+            .encode(
+                fill=_fill(),
+                description=alt.Description(field="launch", type="nominal"),
+                tooltip=tooltip(_TIPS),
+            )
+        )
+    if not right_layers:
+        right_layers.append(named("power-levels").mark_rule())
+    right = alt.LayerChart(
+        layer=right_layers,
+        encoding=alt.SharedEncoding(
+            x=log_axis(
+                "x", "x", "Arithmetic intensity at device memory (FLOP/B)", xdom, "FLOP/B", si=False
+            ),
+            y=log_axis("y", "y", "Average power (W)", ry, "W"),
+        ),
+        width=width,
+        height=height,
+        title=alt.TitleParams(text="Power", anchor="start", fontSize=12),
+    )
+    subtitle = [s for s in (inp.subtitle, inp.note) if s]
+    chart = alt.VConcatChart(
+        vconcat=[left, right],
+        resolve=alt.Resolve(scale=alt.ScaleResolveMap(y="independent")),
+        title=alt.TitleParams(text=inp.title, subtitle=subtitle or alt.Undefined, anchor="start"),
+        config=config(),
+    )
+    return finish(
+        chart,
+        CHART_KIND,
+        inp.title,
+        f"Energy roofline: {inp.title}",
+        {
+            "arch": arch,
+            "points": points,
+            "power-curve": power_curve,
+            "power-levels": lines,
+            "power-points": power_points,
+        },
+        model=model is not None,
+        note=inp.note,
+    )

@@ -1,0 +1,383 @@
+"""Instruction roofline (Ding and Williams, PMBS 2019): warp GIPS against warp instructions
+per transaction.
+
+Two panels, one above the other. Top: every instruction against the transactions of each
+memory level (L1 counts shared-memory wavefronts too); the flat roof is instruction
+issue (SMs x schedulers x clock), the slanted walls are each level's transactions per
+second (bandwidth / transaction size), so a point under a wall is bound by that level's
+transactions. Bottom: load/store instructions per global transaction and per shared
+wavefront, with the access-pattern walls derived from the warp width and the sector size
+(stride 0, unit stride by word size, large stride; no bank conflict, full conflict): the
+further left of its wall a point sits, the more transactions each instruction needs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+import altair as alt
+from altair.utils.schemapi import debug_mode
+
+from roofgen.charts.common import (
+    config,
+    diagonal_angle,
+    finish,
+    legend_names,
+    log_axis,
+    log_domain,
+    named,
+    si,
+    tooltip,
+)
+from roofgen.charts.roofline_inputs import InstructionInput
+
+CHART_KIND = "roofgen.instruction-roofline"
+
+ROLE_COLOURS = {
+    "l1": "#009E73",
+    "llc": "#0072B2",
+    "device": "#D55E00",
+    "global": "#CC79A7",
+    "shared": "#E69F00",
+}
+ROLE_SHAPES = {
+    "l1": "diamond",
+    "llc": "square",
+    "device": "circle",
+    "global": "triangle-up",
+    "shared": "triangle-down",
+}
+_EXTEND = 1e3
+
+
+def gips(value: float) -> str:
+    """``489.6 warp GIPS``."""
+    return f"{value / 1e9:.4g} warp GIPS"
+
+
+def gtxn(value: float) -> str:
+    """``25.9 GTXN/s``."""
+    return f"{value / 1e9:.4g} GTXN/s"
+
+
+def instruction_chart(
+    inp: InstructionInput, *, width: int = 400, height: int = 380
+) -> dict[str, Any]:
+    """Vega-Lite spec (a plain dict) of the instruction roofline of ``inp``."""
+    with debug_mode(False):
+        return _chart(inp, width, height)
+
+
+def _names(inp: InstructionInput, roles: list[str]) -> list[str]:
+    named_roles = {w.role: w.name for w in inp.walls}
+    named_roles |= {"global": "Global load/store", "shared": "Shared load/store"}
+    return [named_roles.get(r, r) for r in roles]
+
+
+def _colour(roles: list[str], title: str, names: list[str]) -> alt.Color:
+    return alt.Color(
+        field="role",
+        type="nominal",
+        title=title,
+        scale=alt.Scale(domain=roles, range=[ROLE_COLOURS[r] for r in roles]),
+        legend=legend_names(roles, names),
+    )
+
+
+def _shape(roles: list[str], title: str, names: list[str]) -> alt.Shape:
+    return alt.Shape(
+        field="role",
+        type="nominal",
+        title=title,
+        scale=alt.Scale(domain=roles, range=[ROLE_SHAPES[r] for r in roles]),
+        legend=legend_names(roles, names),
+    )
+
+
+_TIPS = [
+    ("launch", "Launch"),
+    ("level", "Level"),
+    ("ai", "Instructions per transaction"),
+    ("perf", "Performance"),
+]
+
+
+def _point_rows(inp: InstructionInput, roles: set[str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "x": p.intensity,
+            "y": p.warp_ips,
+            "role": p.role,
+            "level": p.name,
+            "launch": p.key.label,
+            "ai": f"{p.intensity:.3g}",
+            "perf": gips(p.warp_ips),
+        }
+        for p in inp.points
+        if p.role in roles
+    ]
+
+
+def _roof_layers(name: str, colour: alt.Color | None, angle: float) -> list[alt.Chart]:
+    """Transaction walls (coloured by level, or all in the L1 colour) and the issue roof."""
+    paint: dict[str, Any] = {"color": colour} if colour is not None else {}
+    fixed: dict[str, Any] = {} if colour is not None else {"color": ROLE_COLOURS["l1"]}
+    return [
+        named(f"{name}-walls")
+        .mark_rule(clip=True, strokeWidth=2, **fixed)
+        .encode(
+            x2=alt.X2(field="x2"),
+            y2=alt.Y2(field="y2"),
+            description=alt.Description(field="text", type="nominal"),
+            tooltip=tooltip([("text", "Transaction wall")]),
+            **paint,
+        ),
+        named(f"{name}-walls")
+        .mark_text(
+            clip=True, fontSize=10, baseline="bottom", dy=-3, aria=False, angle=angle, **fixed
+        )
+        .encode(
+            x=alt.X(field="lx", type="quantitative"),
+            y=alt.Y(field="ly", type="quantitative"),
+            text=alt.Text(field="text", type="nominal"),
+            **paint,
+        ),
+        named(f"{name}-issue")
+        .mark_rule(clip=True, strokeWidth=2, color="#000000")
+        .encode(
+            x2=alt.X2(field="x2"),
+            y2=alt.Y2(field="y2"),
+            description=alt.Description(field="text", type="nominal"),
+            tooltip=tooltip([("text", "Issue ceiling")]),
+        ),
+        named(f"{name}-issue")
+        .mark_text(clip=True, fontSize=10, align="right", baseline="bottom", dy=-3, aria=False)
+        .encode(
+            x=alt.X(field="lx", type="quantitative"),
+            y=alt.Y(field="ly", type="quantitative"),
+            text=alt.Text(field="text", type="nominal"),
+        ),
+    ]
+
+
+def _walls(
+    inp: InstructionInput, roles: set[str], xdom: tuple[float, float]
+) -> list[dict[str, Any]]:
+    rows = []
+    for wall in inp.walls:
+        if wall.role not in roles:
+            continue
+        ridge = inp.issue_per_s / wall.per_s
+        x0 = xdom[0] / _EXTEND
+        lx = math.sqrt(max(xdom[0], x0) * min(ridge, xdom[1]))
+        rows.append(
+            {
+                "x": x0,
+                "y": wall.per_s * x0,
+                "x2": ridge,
+                "y2": inp.issue_per_s,
+                "lx": lx,
+                "ly": wall.per_s * lx,
+                "role": wall.role,
+                "text": f"{wall.name} {gtxn(wall.per_s)}",
+            }
+        )
+    return rows
+
+
+def _issue_row(inp: InstructionInput, start: float, xdom: tuple[float, float]) -> dict[str, Any]:
+    return {
+        "x": start,
+        "y": inp.issue_per_s,
+        "x2": xdom[1] * _EXTEND,
+        "y2": inp.issue_per_s,
+        "lx": xdom[1] / 1.15,
+        "ly": inp.issue_per_s,
+        "text": f"Issue {gips(inp.issue_per_s)}",
+    }
+
+
+def _pattern_rows(inp: InstructionInput, ydom: tuple[float, float]) -> list[dict[str, Any]]:
+    """Vertical access-pattern walls; patterns at the same position share a label."""
+    at: dict[float, list[str]] = defaultdict(list)
+    for label, x in (*inp.global_walls, *inp.shared_walls):
+        at[round(x, 12)].append(label)
+    rows = []
+    for i, (x, labels) in enumerate(sorted(at.items())):
+        rows.append(
+            {
+                "x": x,
+                "y": ydom[0],
+                "x2": x,
+                "y2": ydom[1],
+                "ly": ydom[1] / (1.3 if i % 2 == 0 else 4.0),
+                "text": f"{'; '.join(labels)} ({_fraction(x)})",
+            }
+        )
+    return rows
+
+
+def _fraction(x: float) -> str:
+    return "1" if abs(x - 1.0) < 1e-12 else f"1/{1 / x:.3g}"
+
+
+def _panel(
+    layers: list[alt.Chart],
+    xdom: tuple[float, float],
+    ydom: tuple[float, float],
+    xtitle: str,
+    ytitle: str,
+    title: str,
+    width: int,
+    height: int,
+) -> alt.LayerChart:
+    return alt.LayerChart(
+        layer=layers,
+        encoding=alt.SharedEncoding(
+            x=log_axis("x", "x", xtitle, xdom, "", si=False),
+            y=log_axis("y", "y", ytitle, ydom, "IPS"),
+        ),
+        width=width,
+        height=height,
+        title=alt.TitleParams(text=title, anchor="start", fontSize=12),
+    )
+
+
+def _chart(inp: InstructionInput, width: int, height: int) -> dict[str, Any]:
+    level_roles = ["l1", "llc", "device"]
+    pattern_roles = ["global", "shared"]
+    # Top panel: levels.
+    lpoints = _point_rows(inp, set(level_roles))
+    ridges = [inp.issue_per_s / w.per_s for w in inp.walls]
+    lx = log_domain([p["x"] for p in lpoints] + ridges, (0.01, 100.0), min_decades=3.0)
+    ly = log_domain([p["y"] for p in lpoints] + [inp.issue_per_s], (1e8, 1e12), min_decades=2.5)
+    walls = _walls(inp, set(level_roles), lx)
+    issue = _issue_row(inp, min(ridges, default=lx[0] / _EXTEND), lx)
+    names = _names(inp, level_roles)
+    left_layers = _roof_layers(
+        "levels", _colour(level_roles, "Level", names), diagonal_angle(lx, ly, width, height)
+    )
+    if lpoints:
+        left_layers.append(
+            named("level-points")
+            .mark_point(filled=True, size=70, opacity=0.9, clip=True)
+            .encode(
+                color=_colour(level_roles, "Level", names),
+                shape=_shape(level_roles, "Level", names),
+                description=alt.Description(field="launch", type="nominal"),
+                tooltip=tooltip(_TIPS),
+            )
+            .properties(name="launches")
+        )
+    left = _panel(
+        left_layers,
+        lx,
+        ly,
+        "Warp instructions per transaction",
+        "Performance (warp instructions/s)",
+        "Instructions and transactions",
+        width,
+        height,
+    )
+    # Bottom panel: access patterns.
+    rpoints = _point_rows(inp, set(pattern_roles))
+    walls_x = [x for _, x in (*inp.global_walls, *inp.shared_walls)]
+    rx = log_domain([p["x"] for p in rpoints] + walls_x, (0.01, 1.0), min_decades=2.0)
+    ry = log_domain([p["y"] for p in rpoints] + [inp.issue_per_s], (1e8, 1e12), min_decades=2.5)
+    l1 = [w for w in inp.walls if w.role == "l1"]
+    pwalls = _walls(
+        InstructionInput(
+            inp.title, inp.subtitle, inp.warp_size, inp.issue_per_s, tuple(l1), (), (), ()
+        ),
+        {"l1"},
+        rx,
+    )
+    pissue = _issue_row(inp, min([inp.issue_per_s / w.per_s for w in l1], default=rx[0] / 1e3), rx)
+    patterns = _pattern_rows(inp, ry)
+    right_layers = _roof_layers("patterns", None, diagonal_angle(rx, ry, width, height))
+    right_layers += [
+        named("pattern-walls")
+        .mark_rule(clip=True, strokeWidth=1.2, strokeDash=[4, 3], color="#666666")
+        .encode(
+            x2=alt.X2(field="x2"),
+            y2=alt.Y2(field="y2"),
+            description=alt.Description(field="text", type="nominal"),
+            tooltip=tooltip([("text", "Access pattern")]),
+        ),
+        named("pattern-walls")
+        .mark_text(
+            clip=True,
+            fontSize=9,
+            angle=270,
+            align="right",
+            baseline="bottom",
+            dx=-4,
+            color="#444444",
+            aria=False,
+        )
+        .encode(
+            y=alt.Y(field="ly", type="quantitative"),
+            text=alt.Text(field="text", type="nominal"),
+        ),
+    ]
+    if rpoints:
+        right_layers.append(
+            named("pattern-points")
+            .mark_point(filled=True, size=70, opacity=0.9, clip=True)
+            .encode(
+                color=_colour(pattern_roles, "Access", _names(inp, pattern_roles)),
+                shape=_shape(pattern_roles, "Access", _names(inp, pattern_roles)),
+                description=alt.Description(field="launch", type="nominal"),
+                tooltip=tooltip(_TIPS),
+            )
+        )
+    right = _panel(
+        right_layers,
+        rx,
+        ry,
+        "Load/store warp instructions per transaction",
+        "Load/store performance (warp instructions/s)",
+        "Memory access patterns",
+        width,
+        height,
+    )
+    chart = alt.VConcatChart(
+        vconcat=[left, right],
+        resolve=alt.Resolve(
+            scale=alt.ScaleResolveMap(
+                x="independent", y="independent", color="independent", shape="independent"
+            )
+        ),
+        title=alt.TitleParams(
+            text=inp.title, subtitle=inp.subtitle or alt.Undefined, anchor="start"
+        ),
+        config=config(),
+    )
+    return finish(
+        chart,
+        CHART_KIND,
+        inp.title,
+        f"Instruction roofline: {inp.title}",
+        {
+            "levels-walls": walls,
+            "levels-issue": [issue],
+            "level-points": lpoints,
+            "patterns-walls": pwalls,
+            "patterns-issue": [pissue],
+            "pattern-walls": patterns,
+            "pattern-points": rpoints,
+        },
+        issue_per_s=inp.issue_per_s,
+        transactions_per_s={w.level: w.per_s for w in inp.walls},
+        walls=[{"label": label, "x": x} for label, x in (*inp.global_walls, *inp.shared_walls)],
+    )
+
+
+def wall_text(label: str, per_s: float) -> str:
+    """Label of a transaction wall: ``HBM2 25.9 GTXN/s``."""
+    return f"{label} {gtxn(per_s)}"
+
+
+__all__ = ["CHART_KIND", "gips", "gtxn", "instruction_chart", "si", "wall_text"]

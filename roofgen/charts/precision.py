@@ -1,0 +1,291 @@
+"""Precision (tensor-core) roofline: every compute ceiling of a machine, and each launch
+against the units and precisions it uses.
+
+x: work per device-memory byte (FLOP/B, OP/B for integer and transcendental work), y: work
+per second, both log. Each ceiling is a horizontal line from its ridge with device memory;
+dense peaks are solid, 2:4 sparse peaks dashed (they count the skipped zeros). Equal peaks
+of one unit share a line and a label. A launch has one point per (unit, precision) it has
+work on, coloured by precision and shaped by unit; its tooltip gives the share of the
+measured time that work needs at the peak. Precisions on one unit add up; different units
+run concurrently.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import altair as alt
+from altair.utils.schemapi import debug_mode
+
+from roofgen.charts.common import (
+    config,
+    diagonal_angle,
+    finish,
+    log_axis,
+    log_domain,
+    named,
+    si,
+    tooltip,
+)
+from roofgen.charts.roofline_inputs import Ceiling, PrecisionInput
+
+CHART_KIND = "roofgen.precision-roofline"
+
+#: Colour per precision (Okabe-Ito and neighbours); labels carry the names too.
+PRECISION_COLOURS: dict[str, str] = {
+    "fp64": "#000000",
+    "fp32": "#56B4E9",
+    "tf32": "#0072B2",
+    "bf16": "#009E73",
+    "fp16": "#8C6D31",
+    "fp8": "#D55E00",
+    "fp6": "#B8860B",
+    "fp4": "#CC79A7",
+    "int8": "#E69F00",
+    "int4": "#7F7F7F",
+    "transcendental": "#9467BD",
+}
+UNIT_SHAPES: dict[str, str] = {
+    "tensor": "circle",
+    "fp32": "square",
+    "fp64": "diamond",
+    "fp16": "triangle-down",
+    "sfu": "triangle-up",
+}
+_CROWDED = 10**0.25  # ceilings closer than this share a label row: stagger their labels
+_SLOTS = (1.15, 10**1.3, 10**2.6)  # label anchors, as divisors of the right edge
+
+
+def work_unit(precision: str) -> str:
+    base = precision.removesuffix("-sparse")
+    return "OP/s" if base.startswith("int") or base == "transcendental" else "FLOP/s"
+
+
+def ceiling_text(c: Ceiling) -> str:
+    """``BF16/FP16 312 TFLOP/s``; ``(measured)`` for a measured ceiling (the others are
+    datasheet values)."""
+    suffix = " (measured)" if c.basis == "measured" else ""
+    return f"{c.label} {si(c.value, work_unit(c.precision))}{suffix}"
+
+
+def ceiling_rows(
+    ceilings: tuple[Ceiling, ...], bandwidth: float | None, xdom: tuple[float, float]
+) -> list[dict[str, Any]]:
+    """One row per ceiling: a horizontal segment from its ridge, and a label position."""
+    lo, hi = xdom
+    rows = []
+    last_value = 0.0
+    slot = 0
+    for c in sorted(ceilings, key=lambda c: (c.value, c.id)):
+        slot = (slot + 1) % len(_SLOTS) if last_value and c.value / last_value < _CROWDED else 0
+        last_value = c.value
+        start = c.value / bandwidth if bandwidth else lo / 1e3
+        rows.append(
+            {
+                "id": c.id,
+                "x": start,
+                "x2": hi * 1e3,
+                "y": c.value,
+                "y2": c.value,
+                "lx": hi / _SLOTS[slot],
+                "text": ceiling_text(c),
+                "precision": c.precision.removesuffix("-sparse"),
+                "dash": "sparse" if c.sparse else "dense",
+                "basis": c.basis,
+            }
+        )
+    return rows
+
+
+def precision_chart(inp: PrecisionInput, *, width: int = 640, height: int = 440) -> dict[str, Any]:
+    """Vega-Lite spec (a plain dict) of the precision roofline of ``inp``."""
+    with debug_mode(False):
+        return _chart(inp, width, height)
+
+
+def _domains(inp: PrecisionInput) -> tuple[tuple[float, float], tuple[float, float]]:
+    xs = [p.intensity for p in inp.points]
+    ys = [p.rate for p in inp.points] + [c.value for c in inp.ceilings]
+    if inp.bandwidth:
+        xs += [c.value / inp.bandwidth for c in inp.ceilings]
+    xdom = log_domain(xs, (0.1, 1000.0), min_decades=3.0)
+    ydom = log_domain(ys, (1e9, 1e15), min_decades=2.5)
+    return xdom, ydom
+
+
+def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
+    xdom, ydom = _domains(inp)
+    ceilings = ceiling_rows(inp.ceilings, inp.bandwidth, xdom)
+    precisions = sorted(
+        {r["precision"] for r in ceilings}
+        | {p.precision.removesuffix("-sparse") for p in inp.points},
+        key=lambda p: (list(PRECISION_COLOURS).index(p) if p in PRECISION_COLOURS else 99, p),
+    )
+    colour = alt.Color(
+        field="precision",
+        type="nominal",
+        title="Precision",
+        scale=alt.Scale(
+            domain=precisions, range=[PRECISION_COLOURS.get(p, "#666666") for p in precisions]
+        ),
+        legend=alt.Legend(labelExpr="upper(datum.label)"),
+    )
+    memory: list[dict[str, Any]] = []
+    if inp.bandwidth:
+        top = max((c.value for c in inp.ceilings), default=ydom[1])
+        x_end = top / inp.bandwidth
+        x_start = xdom[0] / 1e3
+        vis = max(xdom[0], ydom[0] / inp.bandwidth)
+        lx = math.sqrt(vis * min(x_end, xdom[1]))
+        memory.append(
+            {
+                "x": x_start,
+                "y": inp.bandwidth * x_start,
+                "x2": x_end,
+                "y2": top,
+                "lx": lx,
+                "ly": inp.bandwidth * lx,
+                "text": f"{inp.memory_label} {si(inp.bandwidth, 'B/s')}",
+            }
+        )
+    points: list[dict[str, Any]] = [
+        {
+            "x": p.intensity,
+            "y": p.rate,
+            "precision": p.precision.removesuffix("-sparse"),
+            "unit": p.unit,
+            "launch": p.key.label,
+            "case": p.key.case,
+            "what": f"{p.unit_name} {p.precision.upper()}",
+            "rate": si(p.rate, work_unit(p.precision)),
+            "peak": si(p.peak, work_unit(p.precision)),
+            "of_peak": f"{p.rate / p.peak:.1%}",
+            "share": f"{p.unit_time_share:.1%} of the measured time",
+        }
+        for p in inp.points
+    ]
+    shapes = sorted({p["unit"] for p in points})
+    layers: list[alt.Chart] = [
+        named("ceilings")
+        .mark_rule(clip=True, strokeWidth=1.6)
+        .encode(
+            x2=alt.X2(field="x2"),
+            y2=alt.Y2(field="y2"),
+            color=colour,
+            strokeDash=alt.StrokeDash(
+                field="dash",
+                type="nominal",
+                title="Peak",
+                scale=alt.Scale(domain=["dense", "sparse"], range=[[1, 0], [6, 3]]),
+            ),
+            description=alt.Description(field="text", type="nominal"),
+            tooltip=tooltip([("text", "Ceiling"), ("basis", "Basis")]),
+        ),
+        named("ceilings")
+        .mark_text(
+            clip=True,
+            fontSize=10,
+            align="right",
+            baseline="bottom",
+            dy=-2,
+            aria=False,
+            stroke="white",
+            strokeWidth=3,
+            strokeOpacity=0.85,
+        )
+        .encode(
+            x=alt.X(field="lx", type="quantitative"), text=alt.Text(field="text", type="nominal")
+        ),
+        named("ceilings")
+        .mark_text(clip=True, fontSize=10, align="right", baseline="bottom", dy=-2, aria=False)
+        .encode(
+            x=alt.X(field="lx", type="quantitative"),
+            text=alt.Text(field="text", type="nominal"),
+            color=colour,
+        ),
+    ]
+    if memory:
+        layers += [
+            named("memory")
+            .mark_rule(clip=True, strokeWidth=2, color="#D55E00")
+            .encode(
+                x2=alt.X2(field="x2"),
+                y2=alt.Y2(field="y2"),
+                description=alt.Description(field="text", type="nominal"),
+                tooltip=tooltip([("text", "Memory roof")]),
+            ),
+            named("memory")
+            .mark_text(
+                angle=diagonal_angle(xdom, ydom, width, height),
+                clip=True,
+                fontSize=10,
+                align="center",
+                baseline="bottom",
+                dy=-3,
+                color="#D55E00",
+                aria=False,
+            )
+            .encode(
+                x=alt.X(field="lx", type="quantitative"),
+                y=alt.Y(field="ly", type="quantitative"),
+                text=alt.Text(field="text", type="nominal"),
+            ),
+        ]
+    if points:
+        layers.append(
+            named("points")
+            .mark_point(filled=True, size=70, opacity=0.9, clip=True)
+            .encode(
+                color=colour,
+                shape=alt.Shape(
+                    field="unit",
+                    type="nominal",
+                    title="Unit",
+                    scale=alt.Scale(
+                        domain=shapes, range=[UNIT_SHAPES.get(u, "cross") for u in shapes]
+                    ),
+                ),
+                description=alt.Description(field="launch", type="nominal"),
+                tooltip=tooltip(
+                    [
+                        ("launch", "Launch"),
+                        ("what", "Work"),
+                        ("rate", "Rate"),
+                        ("peak", "Peak"),
+                        ("of_peak", "Of peak"),
+                        ("share", "Time at peak"),
+                    ]
+                ),
+            )
+            .properties(name="launches")
+        )
+    chart = alt.LayerChart(
+        layer=layers,
+        encoding=alt.SharedEncoding(
+            x=log_axis(
+                "x", "x", "Work per device-memory byte (FLOP/B or OP/B)", xdom, "FLOP/B", si=False
+            ),
+            y=log_axis(
+                "y",
+                "y",
+                "Work per second (FLOP/s; OP/s for integer and transcendental)",
+                ydom,
+                "FLOP/s",
+            ),
+        ),
+        width=width,
+        height=height,
+        title=alt.TitleParams(
+            text=inp.title, subtitle=inp.subtitle or alt.Undefined, anchor="start"
+        ),
+        config=config(),
+    )
+    return finish(
+        chart,
+        CHART_KIND,
+        inp.title,
+        f"Precision roofline: {inp.title}",
+        {"ceilings": ceilings, "memory": memory, "points": points},
+        ceilings=[c.id for c in inp.ceilings],
+    )

@@ -1,0 +1,143 @@
+"""Runtime roofline: a step's time against the kernel launches it makes.
+
+x: launches per step, y: the step's measured time, both log. Each launch mechanism is a
+floor ``launches x cost per launch``: a stream launch, a node of a CUDA graph and a
+programmatic dependent launch cost differently. A step whose point sits on the floor of
+its own mechanism spends its time launching (launch-bound): fuse kernels, capture the
+step in a CUDA graph, chain launches with PDL or run one persistent kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+from altair.utils.schemapi import debug_mode
+
+from roofgen.charts.common import config, finish, format_time, log_axis, log_domain, named, tooltip
+from roofgen.charts.roofline_inputs import RuntimeInput
+
+CHART_KIND = "roofgen.runtime-roofline"
+MECHANISMS = ["stream", "graph", "pdl"]
+MECHANISM_NAMES = {"stream": "Stream launch", "graph": "CUDA graph node", "pdl": "PDL launch"}
+MECHANISM_COLOURS = {"stream": "#D55E00", "graph": "#0072B2", "pdl": "#009E73"}
+
+
+def runtime_chart(inp: RuntimeInput, *, width: int = 640, height: int = 400) -> dict[str, Any]:
+    """Vega-Lite spec (a plain dict) of the runtime roofline of ``inp``."""
+    with debug_mode(False):
+        return _chart(inp, width, height)
+
+
+def floor_text(mechanism: str, cost_s: float) -> str:
+    """``Stream launch 4 us each``."""
+    return f"{MECHANISM_NAMES.get(mechanism, mechanism)} {format_time(cost_s)} each"
+
+
+def _chart(inp: RuntimeInput, width: int, height: int) -> dict[str, Any]:
+    points: list[dict[str, Any]] = [
+        {
+            "x": p.launches,
+            "y": p.time_s,
+            "mechanism": p.mechanism,
+            "step": f"{p.variant}",
+            "case": p.case,
+            "n": str(p.launches),
+            "t": format_time(p.time_s),
+            "floor": format_time(p.floor_s),
+            "bound": "yes" if p.launch_bound else "no",
+        }
+        for p in inp.points
+    ]
+    xdom = log_domain([p["x"] for p in points], (1.0, 1000.0), min_decades=2.0)
+    ys = [p["y"] for p in points] + [xdom[0] * c for _, c in inp.costs]
+    ys += [xdom[1] * c for _, c in inp.costs]
+    ydom = log_domain(ys, (1e-6, 1e-2), pad_decades=0.1, min_decades=2.0)
+    floors = [
+        {
+            "x": xdom[0] / 10,
+            "y": xdom[0] / 10 * cost,
+            "x2": xdom[1] * 10,
+            "y2": xdom[1] * 10 * cost,
+            "lx": xdom[1] / 1.5,
+            "ly": xdom[1] / 1.5 * cost,
+            "mechanism": mech,
+            "text": floor_text(mech, cost),
+        }
+        for mech, cost in inp.costs
+    ]
+    used = [m for m in MECHANISMS if any(r["mechanism"] == m for r in floors + points)]
+    colour = alt.Color(
+        field="mechanism",
+        type="nominal",
+        title="Launch mechanism",
+        scale=alt.Scale(domain=used, range=[MECHANISM_COLOURS[m] for m in used]),
+        legend=alt.Legend(
+            labelExpr=" : ".join(
+                [f"datum.value === '{m}' ? '{MECHANISM_NAMES[m]}'" for m in used] + ["datum.label"]
+            )
+        ),
+    )
+    layers: list[alt.Chart] = [
+        named("floors")
+        .mark_rule(clip=True, strokeWidth=2, strokeDash=[6, 3])
+        .encode(
+            x2=alt.X2(field="x2"),
+            y2=alt.Y2(field="y2"),
+            color=colour,
+            description=alt.Description(field="text", type="nominal"),
+            tooltip=tooltip([("text", "Floor")]),
+        ),
+        named("floors")
+        .mark_text(clip=True, fontSize=10, align="right", baseline="top", dy=4, aria=False)
+        .encode(
+            x=alt.X(field="lx", type="quantitative"),
+            y=alt.Y(field="ly", type="quantitative"),
+            text=alt.Text(field="text", type="nominal"),
+            color=colour,
+        ),
+    ]
+    if points:
+        layers += [
+            named("steps")
+            .mark_point(filled=True, size=80, clip=True, shape="circle")
+            .encode(
+                color=colour,
+                description=alt.Description(field="step", type="nominal"),
+                tooltip=tooltip(
+                    [
+                        ("case", "Case"),
+                        ("step", "Variant"),
+                        ("n", "Launches per step"),
+                        ("t", "Measured"),
+                        ("floor", "Launch floor"),
+                        ("bound", "Launch-bound"),
+                    ]
+                ),
+            )
+            .properties(name="launches"),
+            named("steps")
+            .mark_text(clip=True, fontSize=10, align="left", dx=7, aria=False)
+            .encode(text=alt.Text(field="step", type="nominal")),
+        ]
+    chart = alt.LayerChart(
+        layer=layers,
+        encoding=alt.SharedEncoding(
+            x=log_axis("x", "x", "Kernel launches per step", xdom, "", si=False),
+            y=log_axis("y", "y", "Step time (s)", ydom, "s"),
+        ),
+        width=width,
+        height=height,
+        title=alt.TitleParams(
+            text=inp.title, subtitle=inp.subtitle or alt.Undefined, anchor="start"
+        ),
+        config=config(),
+    )
+    return finish(
+        chart,
+        CHART_KIND,
+        inp.title,
+        f"Runtime roofline: {inp.title}",
+        {"floors": floors, "steps": points},
+        costs={m: c for m, c in inp.costs},
+    )

@@ -1,0 +1,194 @@
+"""Sparse roofline: a 2:4 structured-sparse launch drawn twice.
+
+Executed FLOPs (the non-zero work the tensor cores did) meet the dense peak; dense-
+equivalent FLOPs (counting the skipped zeros, as the datasheet's sparse peak does) meet
+the sparse peak. With a sparse peak twice the dense one both points sit at the same
+fraction of their roof. x is FLOPs per device-memory byte (the bytes include the index
+and metadata bytes, whose share the tooltip gives), y FLOP/s, both log; the two points of
+one launch are joined.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import altair as alt
+from altair.utils.schemapi import debug_mode
+
+from roofgen.charts.common import (
+    config,
+    diagonal_angle,
+    finish,
+    log_axis,
+    log_domain,
+    named,
+    si,
+    tooltip,
+)
+from roofgen.charts.precision import ceiling_rows
+from roofgen.charts.roofline_inputs import SparseInput
+
+CHART_KIND = "roofgen.sparse-roofline"
+KINDS = ["executed", "dense-equivalent"]
+
+
+def sparse_chart(inp: SparseInput, *, width: int = 640, height: int = 440) -> dict[str, Any]:
+    """Vega-Lite spec (a plain dict) of the sparse roofline of ``inp``."""
+    with debug_mode(False):
+        return _chart(inp, width, height)
+
+
+def _chart(inp: SparseInput, width: int, height: int) -> dict[str, Any]:
+    points: list[dict[str, Any]] = [
+        {
+            "x": p.intensity,
+            "y": p.flop_per_s,
+            "kind": p.kind,
+            "launch": p.key.label,
+            "lid": f"{p.key.case}/{p.key.variant}/{p.key.kernel}/{p.key.launch}/{p.precision}",
+            "what": f"{p.unit_name} {p.precision.upper()} 2:4, {p.kind} FLOPs",
+            "ai": f"{p.intensity:.3g} FLOP/B",
+            "perf": si(p.flop_per_s, "FLOP/s"),
+            "meta": "n/a"
+            if p.metadata_share is None
+            else f"{p.metadata_share:.1%} of device bytes",
+        }
+        for p in inp.points
+    ]
+    xs = [p["x"] for p in points]
+    ys = [p["y"] for p in points] + [c.value for c in inp.ceilings]
+    if inp.bandwidth:
+        xs += [c.value / inp.bandwidth for c in inp.ceilings]
+    xdom = log_domain(xs, (1.0, 1e4), min_decades=3.0)
+    ydom = log_domain(ys, (1e12, 1e15), min_decades=2.0)
+    ceilings = ceiling_rows(inp.ceilings, inp.bandwidth, xdom)
+    memory = []
+    if inp.bandwidth:
+        top = max((c.value for c in inp.ceilings), default=ydom[1])
+        start = xdom[0] / 1e3
+        lx = math.sqrt(max(xdom[0], ydom[0] / inp.bandwidth) * min(top / inp.bandwidth, xdom[1]))
+        memory.append(
+            {
+                "x": start,
+                "y": inp.bandwidth * start,
+                "x2": top / inp.bandwidth,
+                "y2": top,
+                "lx": lx,
+                "ly": inp.bandwidth * lx,
+                "text": f"{inp.memory_label} {si(inp.bandwidth, 'B/s')}",
+            }
+        )
+    joins: list[dict[str, Any]] = []
+    by_launch: dict[str, list[dict[str, Any]]] = {}
+    for p in points:
+        by_launch.setdefault(p["lid"], []).append(p)
+    for pair in by_launch.values():
+        if len(pair) == 2:
+            joins.append(
+                {"x": pair[0]["x"], "y": pair[0]["y"], "x2": pair[1]["x"], "y2": pair[1]["y"]}
+            )
+    layers: list[alt.Chart] = [
+        named("ceilings")
+        .mark_rule(clip=True, strokeWidth=1.8, color="#000000")
+        .encode(
+            x2=alt.X2(field="x2"),
+            y2=alt.Y2(field="y2"),
+            strokeDash=alt.StrokeDash(
+                field="dash",
+                type="nominal",
+                title="Peak",
+                scale=alt.Scale(domain=["dense", "sparse"], range=[[1, 0], [6, 3]]),
+            ),
+            description=alt.Description(field="text", type="nominal"),
+            tooltip=tooltip([("text", "Ceiling"), ("basis", "Basis")]),
+        ),
+        named("ceilings")
+        .mark_text(clip=True, fontSize=10, align="right", baseline="bottom", dy=-2, aria=False)
+        .encode(
+            x=alt.X(field="lx", type="quantitative"), text=alt.Text(field="text", type="nominal")
+        ),
+    ]
+    if memory:
+        layers += [
+            named("memory")
+            .mark_rule(clip=True, strokeWidth=2, color="#D55E00")
+            .encode(
+                x2=alt.X2(field="x2"),
+                y2=alt.Y2(field="y2"),
+                description=alt.Description(field="text", type="nominal"),
+                tooltip=tooltip([("text", "Memory roof")]),
+            ),
+            named("memory")
+            .mark_text(
+                angle=diagonal_angle(xdom, ydom, width, height),
+                clip=True,
+                fontSize=10,
+                baseline="bottom",
+                dy=-3,
+                color="#D55E00",
+                aria=False,
+            )
+            .encode(
+                x=alt.X(field="lx", type="quantitative"),
+                y=alt.Y(field="ly", type="quantitative"),
+                text=alt.Text(field="text", type="nominal"),
+            ),
+        ]
+    if joins:
+        layers.append(
+            named("joins")
+            .mark_rule(clip=True, color="#8c8c8c", strokeWidth=1, aria=False)
+            .encode(x2=alt.X2(field="x2"), y2=alt.Y2(field="y2"))
+        )
+    if points:
+        layers.append(
+            named("points")
+            .mark_point(size=80, clip=True, strokeWidth=2, color="#0072B2")
+            .encode(
+                fill=alt.Fill(
+                    field="kind",
+                    type="nominal",
+                    title="FLOPs",
+                    scale=alt.Scale(domain=KINDS, range=["white", "#0072B2"]),
+                ),
+                shape=alt.Shape(
+                    field="kind",
+                    type="nominal",
+                    title="FLOPs",
+                    scale=alt.Scale(domain=KINDS, range=["circle", "diamond"]),
+                ),
+                description=alt.Description(field="what", type="nominal"),
+                tooltip=tooltip(
+                    [
+                        ("launch", "Launch"),
+                        ("what", "Work"),
+                        ("ai", "Intensity"),
+                        ("perf", "Performance"),
+                        ("meta", "Metadata"),
+                    ]
+                ),
+            )
+            .properties(name="launches")
+        )
+    chart = alt.LayerChart(
+        layer=layers,
+        encoding=alt.SharedEncoding(
+            x=log_axis("x", "x", "FLOPs per device-memory byte (FLOP/B)", xdom, "FLOP/B", si=False),
+            y=log_axis("y", "y", "Performance (FLOP/s)", ydom, "FLOP/s"),
+        ),
+        width=width,
+        height=height,
+        title=alt.TitleParams(
+            text=inp.title, subtitle=inp.subtitle or alt.Undefined, anchor="start"
+        ),
+        config=config(),
+    )
+    return finish(
+        chart,
+        CHART_KIND,
+        inp.title,
+        f"Sparse roofline: {inp.title}",
+        {"ceilings": ceilings, "memory": memory, "joins": joins, "points": points},
+        ceilings=[c.id for c in inp.ceilings],
+    )

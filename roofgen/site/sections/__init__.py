@@ -1,0 +1,201 @@
+"""The other rooflines on the case and machine pages: one section per kind that applies.
+
+Each section has its charts (chart inputs built here from the analysis and the model) and
+plain tables beside them. Kinds: the resource view (every case), precision (launches with
+work), instruction (instructions or load/store counts on a machine with an issue rate),
+communication (collectives or link bytes), energy (measured energy or power, or the
+machine's energy coefficients), sparse (launches that declare 2:4 sparsity) and runtime
+(launch counts on a machine with launch costs)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from roofgen.analysis.analyse import CaseResult
+from roofgen.analysis.bounds import Thresholds
+from roofgen.charts.roofline_inputs import PrecisionInput
+from roofgen.model import Machine
+from roofgen.site.sections.base import Section, Table, device_level, precision_name, slot, work_unit
+from roofgen.site.sections.communication import comm_section
+from roofgen.site.sections.energy import energy_section
+from roofgen.site.sections.instruction import (
+    instruction_input,
+    instruction_note,
+    instruction_section,
+)
+from roofgen.site.sections.precision import machine_ceilings, precision_section
+from roofgen.site.sections.resources import resource_section
+from roofgen.site.sections.runtime import runtime_section
+from roofgen.site.sections.sparse import sparse_section
+from roofgen.units_format import fmt_si, fmt_time
+
+
+def case_sections(
+    case: CaseResult,
+    machines: Mapping[str, Machine],
+    names: Mapping[str, str],
+    thresholds: Thresholds,
+) -> tuple[Section, ...]:
+    """The sections of every roofline kind that applies to ``case``, machine by machine."""
+    out: list[Section] = []
+    machine_ids = list(dict.fromkeys(v.machine for v in case.variants))
+    for n, machine_id in enumerate(machine_ids, start=1):
+        machine = machines[machine_id]
+        found = [
+            resource_section(case, machine, names, n),
+            precision_section(case, machine, n),
+            instruction_section(case, machine, n),
+            comm_section(case, machine, n),
+            energy_section(case, machine, n),
+            sparse_section(case, machine, n),
+            runtime_section(case, machine, thresholds, n),
+        ]
+        out += [s for s in found if s is not None]
+    return _merge(out)
+
+
+def _merge(sections: list[Section]) -> tuple[Section, ...]:
+    """One section per kind, holding the charts and tables of every machine."""
+    merged: dict[str, Section] = {}
+    for s in sections:
+        if s.id in merged:
+            prev = merged[s.id]
+            merged[s.id] = Section(
+                s.id,
+                s.title,
+                s.intro,
+                prev.charts + s.charts,
+                prev.tables + s.tables,
+                tuple(dict.fromkeys(prev.notes + s.notes)),
+            )
+        else:
+            merged[s.id] = s
+    return tuple(merged.values())
+
+
+def machine_sections(machine: Machine) -> tuple[Section, ...]:
+    """Sections of the machine page: every compute ceiling, the instruction ceilings,
+    links, and the energy coefficients."""
+    out = []
+    title = f"Compute ceilings of {machine.name}"
+    device = device_level(machine)
+    precision = PrecisionInput(
+        title,
+        "Every precision on every unit (tensor cores unless a unit is named); dashed: 2:4 sparse",
+        machine_ceilings(machine),
+        device.name if device else "",
+        device.bandwidth.value() if device else None,
+        (),
+    )
+    out.append(
+        Section(
+            "precision",
+            "Compute ceilings",
+            (
+                "Every compute ceiling, each precision on each unit, against device memory. "
+                "Precisions on one unit share its time; different units run concurrently."
+            ),
+            (slot(f"machine:{machine.id}:precision", "precision-1", title, precision),),
+            (),
+            (),
+        )
+    )
+    inp = instruction_input(
+        machine,
+        f"Instruction roofline of {machine.name}",
+        "Issue ceiling, transaction walls and access-pattern walls",
+    )
+    if inp is not None:
+        out.append(
+            Section(
+                "instructions",
+                "Instruction ceilings",
+                (
+                    "The instruction roofline's ceilings: warp instructions per second and each "
+                    "level's transactions per second."
+                ),
+                (slot(f"machine:{machine.id}:instruction", "instruction-1", inp.title, inp),),
+                (),
+                (instruction_note(machine),),
+            )
+        )
+    if machine.links:
+        rows = tuple(
+            (
+                k.name,
+                k.kind,
+                fmt_si(k.bandwidth_per_direction.value(), "B/s"),
+                fmt_time(k.latency_s),
+                fmt_si(k.latency_s * k.bandwidth_per_direction.value(), "B")
+                if k.latency_s
+                else "n/a",
+            )
+            for k in machine.links
+        )
+        out.append(
+            Section(
+                "links",
+                "Links",
+                (
+                    "Bandwidth per direction and latency of each link; messages smaller than "
+                    "latency x bandwidth are latency-bound."
+                ),
+                (),
+                (
+                    Table(
+                        "",
+                        (
+                            "Link",
+                            "Kind",
+                            "Bandwidth per direction",
+                            "Latency",
+                            "Latency x bandwidth",
+                        ),
+                        rows,
+                        (False, False, True, True, True),
+                    ),
+                ),
+                (),
+            )
+        )
+    out.append(_machine_energy(machine))
+    return tuple(out)
+
+
+def _machine_energy(machine: Machine) -> Section:
+    power = machine.power
+    rows: list[tuple[str, ...]] = []
+    if power is not None:
+        rows.append(("Power limit", fmt_si(power.limit.value("datasheet"), "W")))
+        rows.append(("Idle power", fmt_si(power.idle_w, "W") if power.idle_w else "not stated"))
+        rows += [
+            (f"Energy per {work_unit(p)}, {precision_name(p)}", fmt_si(v, f"J/{work_unit(p)}"))
+            for p, v in sorted(power.energy_per_flop_j.items())
+        ]
+        rows += [
+            (f"Energy per byte, {lvl}", fmt_si(v, "J/B"))
+            for lvl, v in sorted(power.energy_per_byte_j.items())
+        ]
+    has = power is not None and power.energy_per_flop_j and power.energy_per_byte_j
+    note = (
+        ()
+        if has
+        else (
+            "No published energy coefficients are recorded for this machine: energy charts show "
+            "measured energy only, and the power-limit roof is unknown.",
+        )
+    )
+    return Section(
+        "energy",
+        "Energy",
+        (
+            "The energy roofline's coefficients: energy per operation and per byte moved, and "
+            "idle power."
+        ),
+        (),
+        (Table("", ("What", "Value"), tuple(rows), (False, True)),) if rows else (),
+        note,
+    )
+
+
+__all__ = ["Section", "Table", "case_sections", "machine_sections"]

@@ -1,0 +1,83 @@
+"""Pieces shared by the sections: section and table types, a case's launches on a machine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from roofgen.analysis.analyse import CaseResult, LaunchResult, VariantResult
+from roofgen.charts.kinds import ChartInput
+from roofgen.charts.roofline_inputs import LaunchKey
+from roofgen.model import Kernel, Launch, Machine, MemoryLevel
+
+if TYPE_CHECKING:
+    from roofgen.site.context import ChartSlot
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    numeric: tuple[bool, ...]  # right-align the column
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    title: str
+    intro: str
+    charts: tuple[ChartSlot, ...]
+    tables: tuple[Table, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Item:
+    variant: VariantResult
+    result: LaunchResult
+    launch: Launch
+    kernel: Kernel | None
+    key: LaunchKey
+
+    @property
+    def label(self) -> str:
+        calls = f" x{self.result.calls}" if self.result.calls != 1 else ""
+        return f"{self.key.label}{calls}"
+
+
+def launch_items(case: CaseResult, machine_id: str) -> Iterator[Item]:
+    for v in case.variants:
+        if v.machine != machine_id:
+            continue
+        variant = next(x for x in case.case.variants if x.id == v.variant)
+        counts: dict[str, int] = {}
+        for r in v.launches:
+            counts[r.kernel] = counts.get(r.kernel, 0) + 1
+        seen: dict[str, int] = {}
+        for r in v.launches:
+            seen[r.kernel] = seen.get(r.kernel, 0) + 1
+            number = str(seen[r.kernel]) if counts[r.kernel] > 1 else ""
+            key = LaunchKey(case.case.id, v.variant, r.kernel, number)
+            yield Item(v, r, variant.launches[r.index], case.case.kernel(r.kernel), key)
+
+
+def slot(key: str, spec_id: str, caption: str, inp: ChartInput) -> ChartSlot:
+    from roofgen.site.context import ChartSlot
+
+    return ChartSlot(key=key, spec_id=spec_id, caption=caption, input=inp)
+
+
+def device_level(machine: Machine) -> MemoryLevel | None:
+    return next((lvl for lvl in machine.memory if lvl.role == "device"), None)
+
+
+def precision_name(precision: str) -> str:
+    base, sparse, _ = precision.partition("-sparse")
+    return base.upper() + (" sparse" if sparse else "")
+
+
+def work_unit(precision: str) -> str:
+    base = precision.removesuffix("-sparse")
+    return "OP" if base.startswith("int") or base == "transcendental" else "FLOP"

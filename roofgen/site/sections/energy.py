@@ -1,0 +1,168 @@
+"""The energy roofline (Choi, Bedard, Fowler, Vuduc)."""
+
+from __future__ import annotations
+
+from roofgen.analysis.analyse import CaseResult
+from roofgen.analysis.bounds import level_bytes
+from roofgen.analysis.rooflines import (
+    EnergyResult,
+    energy_result,
+    power_limited,
+)
+from roofgen.charts.roofline_inputs import (
+    EnergyInput,
+    EnergyModel,
+    EnergyPoint,
+)
+from roofgen.model import Machine
+from roofgen.site.sections.base import (
+    Item,
+    Section,
+    Table,
+    device_level,
+    launch_items,
+    slot,
+    work_unit,
+)
+from roofgen.units_format import fmt_frequency, fmt_si
+
+
+def energy_model(machine: Machine, precision: str) -> EnergyModel | None:
+    """The energy roofline's coefficients for ``precision`` at device memory, if published."""
+    power = machine.power
+    device = device_level(machine)
+    if power is None or device is None:
+        return None
+    e_flop = power.energy_per_flop_j.get(precision.removesuffix("-sparse"))
+    e_byte = power.energy_per_byte_j.get(device.id)
+    peaks = [u.peaks[precision].value() for u in machine.compute if precision in u.peaks]
+    if e_flop is None or e_byte is None or not peaks:
+        return None
+    return EnergyModel(
+        precision, e_flop, e_byte, power.idle_w, max(peaks), device.bandwidth.value()
+    )
+
+
+def _main_precision(items: list[Item]) -> str | None:
+    work: dict[str, float] = {}
+    for item in items:
+        for by_precision in (item.launch.measurement.flops or {}).values():
+            for precision, amount in by_precision.items():
+                if work_unit(precision) == "FLOP":
+                    work[precision] = work.get(precision, 0.0) + amount * item.result.calls
+    return max(sorted(work), key=lambda p: work[p]) if work else None
+
+
+def energy_section(case: CaseResult, machine: Machine, n: int) -> Section | None:
+    if machine.power is None:
+        return None
+    items = list(launch_items(case, machine.id))
+    results = {id(i): energy_result(machine, i.launch.measurement) for i in items}
+    if not any(e.energy_j is not None for e in results.values()):
+        return None
+    precision = _main_precision(items)
+    model = energy_model(machine, precision) if precision else None
+    device = device_level(machine)
+    points = []
+    notes = []
+    for item in items:
+        e = results[id(item)]
+        m = item.launch.measurement
+        moved = level_bytes(device, m) if device is not None else None
+        if e.flop_per_j and moved and e.flop:
+            points.append(
+                EnergyPoint(
+                    item.key,
+                    e.flop / moved,
+                    e.flop_per_j,
+                    e.average_power_w,
+                    "measured" if e.measured_j is not None else "model",
+                    power_limited(machine, m),
+                )
+            )
+        if power_limited(machine, m) and m.sm_clock_hz and e.average_power_w:
+            notes.append(
+                f"{item.key.label} is power-limited: the SM clock ran at "
+                f"{fmt_frequency(m.sm_clock_hz)}, below the {fmt_frequency(machine.sm_clock_hz)} "
+                f"the roofs assume, while the board drew {e.average_power_w:.0f} W of its "
+                f"{machine.power.limit.value('datasheet'):.0f} W limit."
+            )
+    note = (
+        ""
+        if model
+        else (
+            f"No published energy coefficients for {machine.name}: measured energy only; the "
+            "power-limit roof is unknown."
+        )
+    )
+    if note:
+        notes.append(note)
+    title = f"Energy roofline of {case.case.title} on {machine.name}"
+    inp = EnergyInput(
+        title,
+        "Energy = e_flop x FLOPs + e_byte x bytes + idle power x time",
+        machine.power.limit.value("datasheet"),
+        machine.power.idle_w or None,
+        model,
+        note,
+        tuple(points),
+    )
+    return Section(
+        id="energy",
+        title="Energy",
+        intro=(
+            "The energy roofline (Choi, Bedard, Fowler, Vuduc, IPDPS 2013): energy = e_flop "
+            "x FLOPs + e_byte x bytes + idle power x time, FLOP/J (= FLOP/s per watt) against "
+            "intensity. The power limit is a roof on time: time >= dynamic energy / (limit - "
+            "idle power). Measured energy divided by the limit can never bind (an enforced "
+            "limit caps average power); a power-bound launch shows instead by its clock, below "
+            "the roofs' clock while average power sits at the limit."
+        ),
+        charts=(slot(f"case:{case.case.id}:{machine.id}:energy", f"energy-{n}", title, inp),),
+        tables=(_energy_table(case, machine, items, results),),
+        notes=tuple(notes),
+    )
+
+
+def _per_step(calls: list[int], values: list[float | None]) -> float | None:
+    """Sum of calls x value, or None when any value is unknown."""
+    total = 0.0
+    for c, value in zip(calls, values, strict=True):
+        if value is None:
+            return None
+        total += c * value
+    return total
+
+
+def _energy_table(
+    case: CaseResult, machine: Machine, items: list[Item], results: dict[int, EnergyResult]
+) -> Table:
+    rows = []
+    for v in case.variants:
+        if v.machine != machine.id:
+            continue
+        mine = [i for i in items if i.variant is v]
+        measured = [results[id(i)].measured_j for i in mine]
+        modelled = [results[id(i)].modelled_j for i in mine]
+        calls = [i.result.calls for i in mine]
+        total_m = _per_step(calls, measured)
+        total_x = _per_step(calls, modelled)
+        energy = total_m if total_m is not None else total_x
+        flop = sum(c * (i.result.flop or 0.0) for c, i in zip(calls, mine, strict=True))
+        limited = [i.key.kernel for i in mine if power_limited(machine, i.launch.measurement)]
+        rows.append(
+            (
+                v.variant,
+                fmt_si(total_m, "J"),
+                fmt_si(total_x, "J"),
+                fmt_si(flop / energy if energy and flop else None, "FLOP/J"),
+                fmt_si(energy / v.time_s if energy else None, "W"),
+                ", ".join(limited) or "none",
+            )
+        )
+    return Table(
+        "Energy to solution (one step)",
+        ("Variant", "Measured", "Model", "FLOP/J", "Average power", "Power-limited"),
+        tuple(rows),
+        (False, True, True, True, True, False),
+    )

@@ -1,0 +1,177 @@
+"""The precision (tensor-core) roofline and what a lower precision would give."""
+
+from __future__ import annotations
+
+from roofgen.analysis.analyse import CaseResult
+from roofgen.analysis.bounds import launch_bounds, level_bytes
+from roofgen.analysis.rooflines import (
+    precision_options,
+)
+from roofgen.charts.roofline_inputs import (
+    Ceiling,
+    PrecisionInput,
+    PrecisionPoint,
+)
+from roofgen.model import Machine
+from roofgen.site.sections.base import (
+    Item,
+    Section,
+    Table,
+    device_level,
+    launch_items,
+    precision_name,
+    slot,
+)
+from roofgen.units_format import fmt_ratio, fmt_time
+
+
+def machine_ceilings(machine: Machine, units: set[str] | None = None) -> tuple[Ceiling, ...]:
+    """Every peak of the machine (or of ``units``); equal peaks of one unit share a ceiling."""
+    grouped: dict[tuple[str, float, str, bool], list[str]] = {}
+    for unit in machine.compute:
+        if units is not None and unit.id not in units:
+            continue
+        for precision, roof in unit.peaks.items():
+            key = (unit.id, roof.value(), roof.basis, precision.endswith("-sparse"))
+            grouped.setdefault(key, []).append(precision)
+    out = []
+    for (unit_id, value, basis, sparse), precisions in grouped.items():
+        found = machine.unit(unit_id)
+        assert found is not None
+        names = "/".join(precision_name(p) for p in precisions)
+        label = names if found.kind == "tensor" else f"{names} ({found.name})"
+        out.append(
+            Ceiling(
+                f"{unit_id}.{'+'.join(precisions)}",
+                label,
+                unit_id,
+                precisions[0],
+                value,
+                basis,
+                sparse,
+            )
+        )
+    return tuple(out)
+
+
+def _precision_points(items: list[Item], machine: Machine) -> list[PrecisionPoint]:
+    device = device_level(machine)
+    points = []
+    for item in items:
+        m = item.launch.measurement
+        moved = level_bytes(device, m) if device is not None else None
+        if not moved or m.flops is None:
+            continue
+        for unit_id, by_precision in sorted(m.flops.items()):
+            unit = machine.unit(unit_id)
+            if unit is None:
+                continue
+            for precision, work in sorted(by_precision.items()):
+                if work <= 0:
+                    continue
+                peak = unit.peaks[precision].value()
+                t = m.time.median_s
+                points.append(
+                    PrecisionPoint(
+                        item.key,
+                        unit_id,
+                        unit.name,
+                        precision,
+                        work / moved,
+                        work / t,
+                        peak,
+                        work / peak / t,
+                    )
+                )
+    return points
+
+
+def precision_section(case: CaseResult, machine: Machine, n: int) -> Section | None:
+    items = list(launch_items(case, machine.id))
+    points = _precision_points(items, machine)
+    rows = []
+    for item in items:
+        bounds = launch_bounds(machine, item.launch)
+        for o in precision_options(machine, item.launch, item.kernel, bounds, "measured"):
+            unit = machine.unit(o.unit)
+            what = f"{unit.name if unit else o.unit} {precision_name(o.from_precision)}"
+            if not o.available:
+                rows.append(
+                    (
+                        item.key.variant,
+                        item.key.kernel,
+                        what,
+                        precision_name(o.to_precision),
+                        "not available on this machine",
+                        "",
+                        "",
+                        "",
+                        "",
+                    )
+                )
+                continue
+            rows.append(
+                (
+                    item.key.variant,
+                    item.key.kernel,
+                    what,
+                    precision_name(o.to_precision),
+                    fmt_time(o.compute_s),
+                    f"{o.byte_scale:.2f}x",
+                    fmt_time(o.bound_s),
+                    o.binding or "n/a",
+                    fmt_ratio(o.speedup),
+                )
+            )
+    if not points and not rows:
+        return None
+    device = device_level(machine)
+    title = f"Precision roofline of {case.case.title} on {machine.name}"
+    inp = PrecisionInput(
+        title=title,
+        subtitle="Every compute ceiling (tensor cores unless a unit is named; datasheet values "
+        "unless marked measured); dashed: 2:4 sparse. Points: each launch's work per unit and "
+        "precision",
+        ceilings=machine_ceilings(machine),
+        memory_label=device.name if device else "",
+        bandwidth=device.bandwidth.value() if device else None,
+        points=tuple(points),
+    )
+    tables = []
+    if rows:
+        tables.append(
+            Table(
+                "What a lower precision would give",
+                (
+                    "Variant",
+                    "Kernel",
+                    "Work",
+                    "At",
+                    "Unit time",
+                    "Bytes",
+                    "Bound",
+                    "Binding",
+                    "Speedup",
+                ),
+                tuple(rows),
+                (False, False, False, False, True, True, True, False, True),
+            )
+        )
+    return Section(
+        id="precision",
+        title="Precisions and units",
+        intro=(
+            "Every compute ceiling of the machine, FP64 to FP8 and INT8, dense and 2:4 "
+            "sparse, and each launch against the units it uses. Precisions on one unit share "
+            "its time (BF16 and FP8 matrix work both run on the tensor cores); different "
+            "units run concurrently (a GEMM's FP32 epilogue, softmax on the FP32 pipe and "
+            "the special-function unit), so the bound is the max over units, the serial sum "
+            "beside it. The table moves each launch's tensor-core work to every lower "
+            "precision the machine has: the work runs at that precision's peak and the "
+            "operand tensors shrink (accumulators and FP32 statistics do not; each tensor's "
+            "share of the bytes is taken as its share of the elements)."
+        ),
+        charts=(slot(f"case:{case.case.id}:{machine.id}:precision", f"precision-{n}", title, inp),),
+        tables=tuple(tables),
+        notes=(),
+    )

@@ -1,0 +1,64 @@
+"""`roofgen explain CASE/KERNEL[/VARIANT]`: one kernel's analysis in words and numbers."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from roofgen.cli import (
+    EXIT_INVALID,
+    EXIT_USAGE,
+    Failure,
+    _run_check,
+    _settings,
+    _write,
+    cli,
+    common,
+    say,
+)
+
+
+@cli.command("explain")
+@click.argument("selector", metavar="CASE/KERNEL[/VARIANT]")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("-o", "--output", default="-", help="Where the report goes ('-': stdout).")
+@click.option("--force", is_flag=True, help="Overwrite the output file.")
+@common
+def explain_cmd(selector: str, paths: tuple[str, ...], fmt: str, output: str, force: bool,
+                strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
+    """Explain one kernel's launches: what binds, how far from the roof, the runner-up,
+    the time every resource needs, what is unknown and what to try.
+
+    Without VARIANT, every variant that launches the kernel, with the speedup
+    between them. PATHs default to the configured specs folder.
+    """
+    from roofgen.api import (
+        ExplainError,
+        explain_kernel,
+        explanation_json,
+        explanation_text,
+        parse_selector,
+    )
+
+    try:
+        case_id, kernel, variant = parse_selector(selector)
+    except ValueError as exc:
+        say(str(exc))
+        raise Failure(EXIT_USAGE) from None
+    result = _run_check(paths, strict, quiet, verbose)
+    if result.failed(strict) or result.analysis is None or result.specs is None:
+        raise Failure(EXIT_INVALID)
+    try:
+        e = explain_kernel(result, case_id, kernel, variant,
+                           rules_file=_settings().rules)  # fmt: skip
+    except ExplainError as exc:
+        say(str(exc), fg="red")
+        raise Failure(EXIT_INVALID) from None
+    if fmt == "json":
+        doc = explanation_json(e) | {"problems": [p.to_json() for p in result.problems]}
+        text = json.dumps(doc, indent=2) + "\n"
+    else:
+        text = explanation_text(e)
+    _write(text, output, force)

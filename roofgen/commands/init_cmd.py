@@ -1,0 +1,63 @@
+"""`roofgen init [DIR]`: set a repository up to keep performance cases with roofgen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from roofgen.cli import EXIT_INVALID, Failure, _shown, cli, common, say
+
+
+@cli.command("init")
+@click.argument("folder", metavar="[DIR]", default=".", type=click.Path(file_okay=False))
+@click.option("--machine", "machine_id", default="a100-40gb-sxm", show_default=True,
+              metavar="ID", help="The library machine the example case runs on "
+              "(`roofgen machines`).")  # fmt: skip
+@click.option("--force", is_flag=True, help="Overwrite files that exist.")
+@common
+def init_cmd(folder: str, machine_id: str, force: bool, strict: bool, quiet: bool,
+             verbose: bool) -> None:  # fmt: skip
+    """Write roofgen.toml, specs/ with an example case, a pre-commit hook, a CI
+    workflow, the schemas for editors (.roofgen/, .vscode/settings.json) and
+    .gitignore entries into DIR (default: here).
+
+    Existing files are never overwritten without --force; .gitignore,
+    .vscode/settings.json and .pre-commit-config.yaml get roofgen's entries added.
+    """
+    from roofgen.machines.lookup import find_machine
+    from roofgen.scaffold.project import SKIPPED, InitPlan, init_project
+
+    root = Path(folder)
+    if root.exists() and not root.is_dir():
+        say(f"{folder}: not a folder")
+        raise Failure(EXIT_INVALID)
+    machine, problems = find_machine(machine_id, [root / "specs"])
+    if machine is None:
+        for p in problems:
+            say(p.format() if p.file else p.message, fg="red")
+        raise Failure(EXIT_INVALID)
+    plan = InitPlan(root=root, machine=machine, force=force)
+    actions = init_project(plan)
+    if quiet:
+        return
+    where = _shown(root.resolve()) if root.resolve() != Path.cwd().resolve() else "."
+    for action in actions:
+        colour = "yellow" if action.status == SKIPPED else None
+        detail = f": {action.detail}" if action.detail else ""
+        first, *rest = detail.split("\n")
+        say(f"{action.status:>11}  {action.path}{first}", fg=colour)
+        for line in rest:
+            say(f"             {line}")
+    skipped = [a.path for a in actions if a.status == SKIPPED]
+    if skipped:
+        say(f"skipped {len(skipped)} file(s) that exist: {', '.join(skipped)} "
+            "(--force overwrites them)", fg="yellow")  # fmt: skip
+    cd = f"cd {where} && " if where != "." else ""
+    say("")
+    say("next:")
+    say(f"  {cd}roofgen check                 # the example case checks clean")
+    say(f"  roofgen new case my-kernel --machine {machine.id} --kernel my-kernel")
+    say("  (fill in the TODO values, then) roofgen check && roofgen explain my-kernel/my-kernel")
+    say('  pip install "roofgen[site]" && roofgen build   # the site, with the Guide pages')
+    say("  pre-commit install            # if you use pre-commit: check before each commit")

@@ -1,0 +1,75 @@
+"""`roofgen migrate`: move spec files to the current format version, comments kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from roofgen.cli import EXIT_INVALID, Failure, _paths, _settings, _shown, cli, common, say
+
+
+@cli.command("migrate")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Only report the files that need migrating (exit status 1 if any); write nothing.",
+)
+@common
+def migrate_cmd(
+    paths: tuple[str, ...], check_only: bool, strict: bool, quiet: bool, verbose: bool
+) -> None:
+    """Move spec files to the current format version (default: the configured specs).
+
+    Each file is edited round-trip: comments, key order, quoting and indentation
+    stay as they are; only the lines the format change touches change.
+    """
+    from roofgen.api import discover
+
+    files, problems = discover(_paths(paths, _settings()), Path.cwd())
+    for problem in problems:
+        say(problem.format(), fg="red")
+    outcomes = [_migrate_file(path, check_only, quiet, verbose) for path in files]
+    pending = outcomes.count("pending")
+    if not quiet:
+        verb = "need migrating" if check_only else "migrated"
+        say(f"{len(files)} file(s) looked at, {pending} {verb}")
+        if pending and not check_only:
+            say("next: roofgen check")
+    if problems or "failed" in outcomes or (check_only and pending):
+        raise Failure(EXIT_INVALID)
+
+
+def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> str:
+    """Migrate one file: 'current', 'pending' (needs, or got, a migration) or 'failed'."""
+    from roofgen.api import CURRENT, MigrationError, migrate_text, read_version
+    from roofgen.importers.yamlout import write_text
+
+    raw = path.read_bytes()
+    newline = "\r\n" if b"\r\n" in raw else "\n"
+    try:
+        text = raw.decode("utf-8-sig").replace("\r\n", "\n")
+    except UnicodeDecodeError:
+        say(f"{_shown(path)}: not UTF-8 text; nothing done", fg="red")
+        return "failed"
+    if read_version(text) == CURRENT:
+        if verbose:
+            say(f"{_shown(path)}: format version {CURRENT}, up to date")
+        return "current"
+    try:
+        result = migrate_text(text)
+    except MigrationError as exc:
+        say(f"{_shown(path)}: {exc}", fg="red")
+        return "failed"
+    if check_only:
+        say(f"{_shown(path)}: format version {result.before}; `roofgen migrate` moves it "
+            f"to version {result.after}", fg="yellow")  # fmt: skip
+        return "pending"
+    write_text(result.text.replace("\n", newline), path)
+    if not quiet:
+        say(f"migrated {_shown(path)}: version {result.before} -> {result.after}", fg="green")
+        for note in result.notes:
+            say(f"  {note}")
+    return "pending"

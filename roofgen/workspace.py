@@ -1,0 +1,428 @@
+"""Specs loaded for notebooks and scripts: :class:`Workspace`, :class:`Results`,
+charts that display offline, and case files written back with their comments.
+
+Everything here goes through :func:`roofgen.api.check`: the same validation and
+the same problems as ``roofgen check``, raised as one :class:`roofgen.SpecError`.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import json
+import tempfile
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from roofgen.api import CheckResult, check
+from roofgen.model import Case, Machine
+from roofgen.problems import Problem, Severity, SpecError
+
+__all__ = [
+    "RooflineChart",
+    "Results",
+    "Workspace",
+    "analyse",
+    "chart",
+    "dump_case",
+    "from_dicts",
+    "load",
+    "machine",
+]
+
+PathLike = str | Path
+
+
+class Results:
+    """The analysis of a workspace: bounds, binding roofs, efficiency per launch and
+    variant. ``raw`` is the :class:`roofgen.analysis.analyse.Analysis`."""
+
+    def __init__(self, result: CheckResult):
+        assert result.analysis is not None
+        self._result = result
+        self.raw = result.analysis
+
+    def to_json(self) -> dict[str, Any]:
+        """The document `roofgen analyze --format json` writes (output format 1)."""
+        from roofgen.report import analysis_json
+
+        return analysis_json(self.raw, self._result.problems, self._result.advice)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Flat rows, one per variant and per launch (see :mod:`roofgen.tables`)."""
+        from roofgen.tables import analysis_rows
+
+        return analysis_rows(self.to_json())
+
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame of :meth:`rows` (needs pandas: ``roofgen[notebook]``)."""
+        from roofgen.tables import rows_dataframe
+
+        return rows_dataframe(self.rows())
+
+    def to_csv(self) -> str:
+        """The text of `roofgen analyze --format csv`."""
+        from roofgen.tables import rows_csv
+
+        return rows_csv(self.rows())
+
+    def _repr_html_(self) -> str | None:
+        """The table, in Jupyter (None without pandas: the text repr is used)."""
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            return None
+        return str(self.to_dataframe()._repr_html_())
+
+    def __repr__(self) -> str:
+        n = sum(len(v.launches) for c in self.raw.cases for v in c.variants)
+        return f"<roofgen.Results: {len(self.raw.cases)} case(s), {n} launch(es)>"
+
+
+class Workspace:
+    """Machines and cases loaded from spec files, checked and analysed."""
+
+    def __init__(self, result: CheckResult):
+        if result.specs is None or result.analysis is None:
+            raise SpecError([p for p in result.problems if p.severity is Severity.ERROR])
+        self._result = result
+        self.files: tuple[str, ...] = result.files
+        #: Warnings and notes (errors raise :class:`roofgen.SpecError` instead).
+        self.problems: list[Problem] = list(result.problems)
+        self.specs = result.specs
+        self.machines: dict[str, Machine] = dict(result.specs.machines)
+        self.cases: dict[str, Case] = {c.id: c for c in result.specs.cases}
+
+    @property
+    def check_result(self) -> CheckResult:
+        return self._result
+
+    @cached_property
+    def analysis(self) -> Results:
+        return Results(self._result)
+
+    def to_dataframe(self) -> Any:
+        return self.analysis.to_dataframe()
+
+    def machine(self, machine_id: str, version: int | None = None) -> Machine:
+        """A machine of the workspace, else of roofgen's library."""
+        found = self.machines.get(machine_id)
+        if found is not None and (version is None or found.version == version):
+            return found
+        return machine(machine_id, version)
+
+    def case(self, case_id: str) -> Case:
+        try:
+            return self.cases[case_id]
+        except KeyError:
+            raise KeyError(f"no case {case_id!r} (cases: {', '.join(self.cases)})") from None
+
+    def chart(
+        self,
+        selector: str,
+        kernel: str | None = None,
+        variant: str | None = None,
+        *,
+        cache_dir: Path | None = None,
+    ) -> Any:
+        """The hierarchical roofline of one kernel: ``chart("CASE/KERNEL[/VARIANT]")``
+        or ``chart(CASE, KERNEL, VARIANT)``; with only a case id whose case has one
+        kernel, that kernel. An Altair chart that displays inline without a CDN."""
+        from roofgen.api import kernel_chart
+
+        case_id, kernel, variant = _selector(selector, kernel, variant)
+        if kernel is None:
+            kernels = [k.id for k in self.case(case_id).kernels]
+            if len(kernels) != 1:
+                raise ValueError(f"case {case_id!r} has kernels {', '.join(kernels)}: name one")
+            kernel = kernels[0]
+        spec = kernel_chart(self._result, case_id, kernel, variant)
+        return altair_chart(spec, cache_dir=cache_dir)
+
+    def case_data(self, case_id: str) -> Any:
+        """The case file's data, round-trip loaded (comments kept): edit it and pass
+        it to :meth:`write_case` or :func:`dump_case`."""
+        return _read_round_trip(Path(self.case(case_id).file))
+
+    def write_case(self, case_id: str, path: PathLike | None = None, data: Any = None) -> Path:
+        """Write the case (``data``, default: as loaded) to ``path`` (default: its own
+        file), keeping the comments and style of an existing file."""
+        target = Path(path) if path is not None else Path(self.case(case_id).file)
+        if data is None:
+            data = self.case_data(case_id)
+        return dump_case(data, target)
+
+    def __repr__(self) -> str:
+        return (
+            f"<roofgen.Workspace: {len(self.files)} file(s), {len(self.machines)} machine(s), "
+            f"cases {', '.join(self.cases) or '(none)'}>"
+        )
+
+
+def _paths(path_or_paths: PathLike | Iterable[PathLike]) -> list[Path]:
+    if isinstance(path_or_paths, (str, Path)):
+        return [Path(path_or_paths)]
+    return [Path(p) for p in path_or_paths]
+
+
+def load(
+    path_or_paths: PathLike | Iterable[PathLike],
+    *,
+    rules_file: PathLike | None = None,
+    thresholds: Any = None,
+) -> Workspace:
+    """Load, check and analyse the spec files under a folder or file (or several):
+    what ``roofgen check`` does. Raises :class:`roofgen.SpecError` with every error."""
+    result = check(
+        _paths(path_or_paths),
+        thresholds=thresholds,
+        rules_file=Path(rules_file) if rules_file is not None else None,
+    )
+    if result.failed():
+        raise SpecError([p for p in result.problems if p.severity is Severity.ERROR])
+    return Workspace(result)
+
+
+def from_dicts(
+    cases: Sequence[Mapping[str, Any]] = (), machines: Sequence[Mapping[str, Any]] = ()
+) -> Workspace:
+    """A workspace built from plain mappings (a case file's and a machine file's
+    content), checked by the same schemas and cross-checks as files. Cases may name
+    library machines. The mappings are written as YAML to a temporary folder, which
+    is removed before this returns."""
+    with tempfile.TemporaryDirectory(prefix="roofgen-") as tmp:
+        root = Path(tmp)
+        for kind, items in (("machines", machines), ("cases", cases)):
+            for i, item in enumerate(items):
+                name = str(item.get("id", i)) if isinstance(item, Mapping) else str(i)
+                target = root / kind / f"{_safe(name)}-{i}.yaml"
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(_yaml_text(_plain(item)), encoding="utf-8")
+        result = check([root], display_root=root)
+        if result.failed():
+            raise SpecError([p for p in result.problems if p.severity is Severity.ERROR])
+        return Workspace(result)
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)[:60] or "spec"
+
+
+def machine(
+    machine_id: str, version: int | None = None, workspace: Workspace | None = None
+) -> Machine:
+    """A machine by id: the workspace's, else roofgen's library (``version``: the
+    latest when None). Raises KeyError when there is none."""
+    if workspace is not None and machine_id in workspace.machines:
+        found = workspace.machines[machine_id]
+        if version is None or found.version == version:
+            return found
+    from roofgen import machines as library
+    from roofgen.spec import build, schema
+
+    entry = library.get(machine_id, version)
+    doc = library.document(machine_id, entry.version) if entry is not None else None
+    if entry is None or doc is None:
+        known = ", ".join(library.ids())
+        raise KeyError(f"no machine {machine_id!r} version {version} (library: {known})")
+    problems = schema.validate(doc, "machine")
+    if problems:
+        raise SpecError(problems)
+    return build.machine(doc.data, doc.file)
+
+
+def analyse(workspace_or_paths: Workspace | PathLike | Iterable[PathLike]) -> Results:
+    """The analysis of a workspace, or of the specs under paths."""
+    if isinstance(workspace_or_paths, Workspace):
+        return workspace_or_paths.analysis
+    return load(workspace_or_paths).analysis
+
+
+def chart(workspace: Workspace, selector: str, **kw: Any) -> Any:
+    """``roofgen.chart(ws, "CASE/KERNEL[/VARIANT]")``: see :meth:`Workspace.chart`."""
+    return workspace.chart(selector, **kw)
+
+
+def _selector(
+    selector: str, kernel: str | None, variant: str | None
+) -> tuple[str, str | None, str | None]:
+    parts = selector.split("/")
+    if len(parts) > 3 or not all(parts) or (len(parts) > 1 and (kernel or variant)):
+        raise ValueError(f"{selector!r}: write CASE/KERNEL or CASE/KERNEL/VARIANT")
+    if len(parts) == 1:
+        return parts[0], kernel, variant
+    return parts[0], parts[1], parts[2] if len(parts) == 3 else None
+
+
+# -- charts that display offline -------------------------------------------------------
+
+
+def chart_html(spec: Mapping[str, Any], *, cache_dir: Path | None = None) -> str:
+    """A self-contained HTML snippet: the Vega bundle inlined, then the chart."""
+    from roofgen.site import assets
+
+    bundle = assets.vega_bundle_js(cache_dir).replace("</script", "<\\/script")
+    ident = "roofgen-chart-" + _digest(spec)
+    data = json.dumps(spec, ensure_ascii=False, sort_keys=True)
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return (
+        f'<div id="{ident}" class="roofgen-chart"></div>\n'
+        f"<script>\n{bundle}\n</script>\n"
+        "<script>\n(function () {\n"
+        f"  var spec = {data};\n"
+        f"  var el = document.getElementById({json.dumps(ident)});\n"
+        '  window.vegaEmbed(el, spec, {actions: false, renderer: "svg"})'
+        '.catch(function (e) { el.textContent = "chart failed: " + e; });\n'
+        "})();\n</script>\n"
+    )
+
+
+def _digest(spec: Mapping[str, Any]) -> str:
+    import hashlib
+
+    text = json.dumps(spec, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class RooflineChart:
+    """Mixin for Altair's top-level charts: displays with the Vega bundle inlined
+    (no CDN, no global renderer)."""
+
+    _roofgen_cache_dir: Path | None = None
+
+    def _repr_html_(self) -> str:
+        return chart_html(self.to_dict(), cache_dir=self._roofgen_cache_dir)  # type: ignore[attr-defined]
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        spec = self.to_dict()  # type: ignore[attr-defined]
+        return {
+            "text/html": chart_html(spec, cache_dir=self._roofgen_cache_dir),
+            "text/plain": f"<roofgen chart: {_title(spec)}>",
+        }
+
+
+def _title(spec: Mapping[str, Any]) -> str:
+    title = spec.get("title", "")
+    return str(title.get("text", "") if isinstance(title, Mapping) else title)
+
+
+_CLASSES: dict[str, Any] = {}
+
+
+def altair_chart(spec: Mapping[str, Any], *, cache_dir: Path | None = None) -> Any:
+    """``spec`` as an Altair object (LayerChart, ConcatChart... or Chart) that
+    displays inline through :class:`RooflineChart`."""
+    import altair as alt
+
+    base = next(
+        (cls for key, cls in (("layer", alt.LayerChart), ("vconcat", alt.VConcatChart),
+                              ("hconcat", alt.HConcatChart), ("concat", alt.ConcatChart))
+         if key in spec),
+        alt.Chart,
+    )  # fmt: skip
+    cls: Any = _CLASSES.get(base.__name__)
+    if cls is None:
+        cls = _CLASSES[base.__name__] = type(f"Roofgen{base.__name__}", (RooflineChart, base), {})
+    obj = cls.from_dict(dict(spec), validate=False)
+    obj.__dict__["_roofgen_cache_dir"] = cache_dir  # not a chart property
+    return obj
+
+
+# -- YAML written back -----------------------------------------------------------------
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.width = 4096
+    y.indent(mapping=2, sequence=4, offset=2)
+    return y
+
+
+def _read_round_trip(path: Path) -> Any:
+    return _yaml().load(path.read_text(encoding="utf-8"))
+
+
+def _plain(value: Any) -> Any:
+    """Plain data: mappings -> dict, sequences -> list, multi-line text as a block."""
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, str) and "\n" in value:
+        return LiteralScalarString(value)
+    return value
+
+
+def _yaml_text(data: Any) -> str:
+    import io
+
+    buffer = io.StringIO()
+    _yaml().dump(data, buffer)
+    return buffer.getvalue()
+
+
+def _same(old: Any, new: Any) -> bool:
+    if isinstance(old, (_dt.date, _dt.datetime)) and isinstance(new, str):
+        return old.isoformat() == new
+    return bool(old == new) and isinstance(old, bool) == isinstance(new, bool)
+
+
+def _merge(old: Any, new: Any) -> Any:
+    """``new`` written into ``old`` (round-trip data), changing only what differs."""
+    if isinstance(old, MutableMapping) and isinstance(new, Mapping):
+        for key in [k for k in old if k not in new]:
+            del old[key]
+        for key, value in new.items():
+            old[key] = _merge(old[key], value) if key in old else _plain(value)
+        return old
+    if isinstance(old, list) and isinstance(new, (list, tuple)):
+        del old[len(new) :]
+        for i, value in enumerate(new):
+            if i < len(old):
+                old[i] = _merge(old[i], value)
+            else:
+                old.append(_plain(value))
+        return old
+    return old if _same(old, new) else _plain(new)
+
+
+def dump_case(data: Mapping[str, Any], path: PathLike) -> Path:
+    """Write a case mapping as YAML that ``roofgen check`` accepts.
+
+    The mapping is checked against the case schema first (raises
+    :class:`roofgen.SpecError`). When ``path`` exists, only changed values are
+    rewritten: its comments, key order, quoting and flow style stay.
+    """
+    from roofgen.spec import schema
+    from roofgen.spec.yamlload import load_text
+
+    target = Path(path)
+    if isinstance(data, Case):
+        raise TypeError("dump_case takes the case's data (Workspace.case_data), not a Case")
+    text = _yaml_text(_plain(data) if not _is_round_trip(data) else data)
+    doc, problems = load_text(text, str(target))
+    if doc is not None:
+        problems = schema.validate(doc, "case")
+    if problems:
+        raise SpecError(problems)
+    if target.exists():
+        existing = _read_round_trip(target)
+        text = _yaml_text(_merge(existing, copy.deepcopy(data)))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(target)
+    return target
+
+
+def _is_round_trip(data: Any) -> bool:
+    from ruamel.yaml.comments import CommentedBase
+
+    return isinstance(data, CommentedBase)

@@ -1,0 +1,193 @@
+"""`roofgen diff BASE HEAD`: what a change did to the kernels and the roofs.
+
+Each side is a folder of specs or ``git:REV`` (the configured specs folders as
+they were at that revision, read with ``git archive``: the working tree is not
+touched).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from roofgen.cli import (
+    EXIT_INVALID,
+    EXIT_REGRESSION,
+    Failure,
+    _report_problems,
+    _settings,
+    _write,
+    cli,
+    common,
+    say,
+)
+
+
+@cli.command("diff")
+@click.argument("base")
+@click.argument("head")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json", "text"]),
+              default="markdown", help="markdown: for a pull-request comment.")  # fmt: skip
+@click.option("-o", "--output", default="-", help="Where the report goes ('-': stdout).")
+@click.option("--force", is_flag=True, help="Overwrite the output file.")
+@click.option("--fail-on-regression", "fail_pct", type=float, metavar="PCT",
+              help="Exit 3 on a significant regression slower than PCT percent.")  # fmt: skip
+@click.option("--charts", "charts_dir", type=click.Path(file_okay=False),
+              help="Write static SVG charts of the changed cases here (default: beside the "
+              "report when -o names a file).")  # fmt: skip
+@common
+def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool, fail_pct: float | None,
+             charts_dir: str | None, strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
+    """Compare two sets of specs: BASE and HEAD are folders or git:REV."""
+    from roofgen.diff import diff
+    from roofgen.diff_report import json_doc, markdown, text
+
+    settings = _settings()
+    with (
+        _side(base, settings) as (base_specs, base_analysis),
+        _side(head, settings) as (head_specs, head_analysis),
+    ):
+        d = diff(base_specs, base_analysis, head_specs, head_analysis)
+        if fmt == "markdown":
+            report = markdown(d, base, head, settings.site.get("url"),
+                              settings.site.get("preview_url"))  # fmt: skip
+        elif fmt == "json":
+            report = json.dumps(json_doc(d, base, head), indent=2) + "\n"
+        else:
+            report = text(d, base, head)
+        _write(report, output, force)
+        folder = Path(charts_dir) if charts_dir else None
+        if folder is None and output != "-":
+            folder = Path(output).with_name(Path(output).stem + "-charts")
+        if folder is not None:
+            _charts(d, head_specs, head_analysis, base_analysis, folder, quiet)
+    if fail_pct is not None and d.regressions(fail_pct / 100.0):
+        worst = max(d.regressions(fail_pct / 100.0), key=lambda c: c.slowdown())
+        say(f"regression beyond {fail_pct:g}%: {worst.case}/{worst.kernel or '*'}/"
+            f"{worst.variant} is {worst.slowdown():.0%} slower", fg="red")  # fmt: skip
+        raise Failure(EXIT_REGRESSION)
+
+
+@contextlib.contextmanager
+def _side(spec: str, settings: Any) -> Iterator[tuple[Any, Any]]:
+    """Load one side: a folder, or git:REV exported to a temporary folder."""
+    from roofgen.api import analyse, check
+    from roofgen.model import Specs
+
+    with contextlib.ExitStack() as stack:
+        if spec.startswith("git:"):
+            root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="roofgen-diff-")))
+            paths = _export(spec[4:], settings, root)
+            display = root
+        else:
+            paths = [Path(spec)]
+            display = Path.cwd()
+            if not paths[0].exists():
+                say(f"{spec}: no such folder (give a folder of specs or git:REV)")
+                raise Failure(EXIT_INVALID)
+        if not paths:  # the specs folder did not exist at that revision
+            yield Specs({}, ()), analyse(Specs({}, ()), settings.thresholds)
+            return
+        result = check(paths, thresholds=settings.thresholds, rules_file=settings.rules,
+                       display_root=display)  # fmt: skip
+        if result.failed() or result.specs is None or result.analysis is None:
+            say(f"{spec}: the specs are invalid:")
+            _report_problems(result.problems, quiet=True, verbose=False, strict=False)
+            raise Failure(EXIT_INVALID)
+        yield result.specs, result.analysis
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
+
+
+def _export(rev: str, settings: Any, dest: Path) -> list[Path]:
+    """Extract the configured specs folders as of ``rev`` into ``dest``."""
+    top = _git(settings.root, "rev-parse", "--show-toplevel")
+    if top.returncode != 0:
+        say(f"git:{rev}: {settings.root} is not inside a git repository")
+        raise Failure(EXIT_INVALID)
+    toplevel = Path(top.stdout.decode().strip())
+    if _git(toplevel, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").returncode != 0:
+        shallow = _git(toplevel, "rev-parse", "--is-shallow-repository").stdout.strip() == b"true"
+        hint = (
+            "this is a shallow clone: fetch the history with `git fetch --unshallow` (in CI, "
+            "check out with fetch-depth: 0)"
+            if shallow
+            else f"fetch it first, e.g. `git fetch origin {rev}`"
+        )
+        say(f"git:{rev}: no such revision in this repository; {hint}")
+        raise Failure(EXIT_INVALID)
+    paths = []
+    for spec in settings.specs:
+        try:
+            rel = Path(spec).resolve().relative_to(toplevel.resolve())
+        except ValueError:
+            say(f"git:{rev}: the specs folder {spec} is outside the repository {toplevel}")
+            raise Failure(EXIT_INVALID) from None
+        archive = _git(toplevel, "archive", "--format=tar", rev, "--", rel.as_posix())
+        if archive.returncode != 0:
+            continue  # not there at that revision: that side has no such specs
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(dest, filter="data")
+        paths.append(dest / rel)
+    return paths
+
+
+def _launches(analysis: Any) -> Iterator[tuple[str, str, Any, int]]:
+    """(case, variant, launch result, occurrence of its kernel) for every launch."""
+    for case in analysis.cases:
+        for v in case.variants:
+            seen: dict[str, int] = {}
+            for r in v.launches:
+                seen[r.kernel] = seen.get(r.kernel, 0) + 1
+                yield case.case.id, v.variant, r, seen[r.kernel]
+
+
+def _charts(d: Any, head_specs: Any, head: Any, base: Any, folder: Path, quiet: bool) -> None:
+    """Static SVG hierarchical rooflines of the changed launches, base -> head."""
+    try:
+        from roofgen.charts import hierarchical_chart
+        from roofgen.charts.inputs import ChartPoint, RooflineInput
+        from roofgen.charts.render import to_svg
+        from roofgen.site.charts import machine_roofs
+    except ImportError:
+        say("charts need roofgen[site] (altair, vl-convert-python): none written")
+        return
+    changed = {(c.case, c.variant, c.kernel, c.occurrence) for c in d.launches
+               if c.status == "changed"}  # fmt: skip
+    by_case: dict[str, list[Any]] = {}
+    for side, analysis in (("base", base), ("head", head)):
+        for case_id, variant, r, n in _launches(analysis):
+            if (case_id, variant, r.kernel, n) in changed and r.achieved_flop_per_s:
+                machine = head_specs.machines.get(r.machine)
+                for level, ai in r.intensity_flop_per_byte.items():
+                    found = machine.level(level) if machine is not None else None
+                    by_case.setdefault(case_id, []).append(ChartPoint(
+                        case=case_id, kernel=f"{variant}/{r.kernel}#{n}", variant=side,
+                        level=level, level_role=found.role if found else "device",
+                        intensity_flop_per_byte=ai, flop_per_s=r.achieved_flop_per_s,
+                        efficiency=r.efficiency, klass=r.klass, binding=r.binding))  # fmt: skip
+    if not by_case:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    for case in head.cases:
+        points = by_case.get(case.case.id)
+        if not points:
+            continue
+        machine = head_specs.machines[case.variants[0].machine]
+        inp = RooflineInput(title=f"{case.case.title}: base -> head", roofs=machine_roofs(machine),
+                            points=tuple(points), variant_order=("base", "head"))  # fmt: skip
+        target = folder / f"{case.case.id}.svg"
+        target.write_text(to_svg(hierarchical_chart(inp)), encoding="utf-8")
+        if not quiet:
+            say(f"wrote {target}")

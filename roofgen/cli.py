@@ -181,22 +181,25 @@ def _counts(problems: list[Any]) -> str:
 
 @cli.command("analyze")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
+              help="csv: one row per variant and launch; nested keys joined with '/'.")  # fmt: skip
 @click.option("-o", "--output", default="-", help="Where the report goes ('-': stdout).")
 @click.option("--force", is_flag=True, help="Overwrite the output file.")
 @common
 def analyze_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, strict: bool,
                 quiet: bool, verbose: bool) -> None:  # fmt: skip
     """Analyse the specs: bounds, binding roof, efficiency, headroom per launch and variant."""
-    from roofgen.report import analysis_json, analysis_text
+    from roofgen.api import analysis_csv, analysis_document, analysis_text
 
     result = _run_check(paths, strict, quiet, verbose)
     if result.failed(strict) or result.analysis is None:
         raise Failure(EXIT_INVALID)
     if fmt == "json":
-        text = json.dumps(analysis_json(result.analysis, result.problems), indent=2) + "\n"
+        text = json.dumps(analysis_document(result), indent=2) + "\n"
+    elif fmt == "csv":
+        text = analysis_csv(result)
     else:
-        text = analysis_text(result.analysis)
+        text = analysis_text(result)
     _write(text, output, force)
 
 
@@ -215,7 +218,10 @@ def analyze_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, stri
 def schema_cmd(name: str | None, write_dir: str | None, force: bool, strict: bool, quiet: bool,
                verbose: bool) -> None:  # fmt: skip
     """Print a schema (machine, case, output, rules, config) or write them all for editors."""
-    from roofgen.spec.schema import ALL_SCHEMAS, load_schema
+    from roofgen.api import schema_document as load_schema
+    from roofgen.api import schema_names
+
+    ALL_SCHEMAS = schema_names()
 
     if write_dir:
         folder = Path(write_dir)
@@ -334,7 +340,7 @@ def build_cmd(paths: tuple[str, ...], output: str | None, markdown_only: bool,
               cache_dir: str | None, no_cache: bool, strict: bool, quiet: bool,
               verbose: bool) -> None:  # fmt: skip
     """Build the case-study site from the specs (default: the configured specs folder)."""
-    from roofgen.site.build import build_site
+    from roofgen.api import build_site
 
     settings = _settings({"output": output})
     progress = _progress(quiet)
@@ -379,7 +385,7 @@ def build_cmd(paths: tuple[str, ...], output: str | None, markdown_only: bool,
 def serve_cmd(paths: tuple[str, ...], output: str | None, port: int, interval: float,
               strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
     """Build the site, serve it on 127.0.0.1 and rebuild when specs or templates change."""
-    from roofgen.site.serve import serve
+    from roofgen.api import serve
 
     settings = _settings({"output": output})
 
@@ -436,43 +442,19 @@ def chart_cmd(paths: tuple[str, ...], selector: str, output: str, force: bool, s
 
 
 def _kernel_chart(result: Any, case_id: str, kernel: str, variant: str | None = None) -> Any:
-    from roofgen.charts import hierarchical_chart
-    from roofgen.site.charts import kernel_chart_input
-    from roofgen.site.context import resource_names
+    from roofgen.api import kernel_chart
 
-    case = next((c for c in result.analysis.cases if c.case.id == case_id), None)
-    if case is None:
-        known = ", ".join(c.case.id for c in result.analysis.cases)
-        say(f"no case {case_id!r} (cases: {known})")
-        raise Failure(EXIT_INVALID)
-    machines = result.specs.machines
-    names: dict[str, str] = {}
-    for v in case.variants:
-        names |= resource_names(machines[v.machine])
     try:
-        inp = kernel_chart_input(case, machines, kernel, variant, names)
+        return kernel_chart(result, case_id, kernel, variant)
     except ValueError as exc:
         say(str(exc))
         raise Failure(EXIT_INVALID) from None
-    return hierarchical_chart(inp)
 
 
 def _write_chart(spec: Any, target: Path, suffix: str) -> None:
-    from roofgen.charts import to_html, to_png, to_svg
+    from roofgen.api import write_chart
 
-    data: bytes
-    if suffix == ".svg":
-        data = to_svg(spec).encode("utf-8")
-    elif suffix == ".png":
-        data = to_png(spec)
-    elif suffix == ".html":
-        data = to_html(spec).encode("utf-8")
-    else:
-        data = (json.dumps(spec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(target)
+    write_chart(spec, target)
 
 
 # Verbs defined in modules of their own register themselves on `cli` when imported.

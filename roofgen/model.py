@@ -100,6 +100,15 @@ class Runtime:
     launch_overhead_s: float | None = None
     graph_launch_overhead_s: float | None = None
     sync_overhead_s: float | None = None
+    pdl_launch_overhead_s: float | None = None  # programmatic dependent launch
+
+    def launch_cost_s(self, mechanism: str) -> float | None:
+        """Cost of one launch by ``mechanism``: 'stream', 'graph' or 'pdl'."""
+        return {
+            "stream": self.launch_overhead_s,
+            "graph": self.graph_launch_overhead_s,
+            "pdl": self.pdl_launch_overhead_s,
+        }.get(mechanism)
 
 
 @dataclass(frozen=True)
@@ -144,6 +153,27 @@ class TimeStats:
 
 
 @dataclass(frozen=True)
+class Collective:
+    """A collective operation over one link (communication roofline)."""
+
+    kind: str  # all-reduce, reduce-scatter, all-gather, all-to-all, broadcast, reduce, send-recv
+    bytes_b: float  # the size as nccl-tests counts it
+    ranks: int
+    link: str
+    topology: str = ""
+    bus_factor: float | None = None  # given in the spec (in-network reduction); else by kind
+    sms: int | None = None  # SMs the collective's kernel occupies
+
+
+@dataclass(frozen=True)
+class Sparsity:
+    """Structured sparsity of a launch's tensor-core work (sparse roofline)."""
+
+    pattern: str  # "2:4"
+    metadata_b: float | None = None  # index and metadata bytes, part of the device bytes
+
+
+@dataclass(frozen=True)
 class Measurement:
     time: TimeStats
     timing: str | None = None
@@ -160,11 +190,24 @@ class Measurement:
     launches: int | None = None
     syncs: int | None = None
     graph: bool = False
+    launch_mechanism: str | None = None  # stream, graph or pdl; None: graph if graph else stream
+    global_ldst_instructions: float | None = None  # warp instructions
+    global_transactions: float | None = None  # sectors requested by them
+    shared_ldst_instructions: float | None = None  # warp instructions
+    shared_wavefronts: float | None = None
+    collectives: tuple[Collective, ...] = ()
+    sparsity: Sparsity | None = None
     grid: tuple[int, ...] | None = None
     block: tuple[int, ...] | None = None
     occupancy: float | None = None
     waves: float | None = None
     notes: str = ""
+    accepted: dict[str, str] = field(default_factory=dict)  # plausibility rule id -> reason
+
+    @property
+    def mechanism(self) -> str:
+        """How the kernels were launched: 'stream', 'graph' or 'pdl'."""
+        return self.launch_mechanism or ("graph" if self.graph else "stream")
 
 
 @dataclass(frozen=True)
@@ -186,10 +229,23 @@ class Kernel:
 
 
 @dataclass(frozen=True)
+class SweepPoint:
+    """One shape of a launch measured over several shapes (a shape sweep)."""
+
+    shape: dict[str, int | str | bool]  # keys that replace the kernel's shape keys
+    measurement: Measurement
+    weight: float | None = None  # how often the shape occurs in production (relative)
+    label: str = ""
+
+
+@dataclass(frozen=True)
 class Launch:
     kernel: str
     calls: int
     measurement: Measurement
+    overlap: bool | None = None  # communication overlaps compute (None: the variant's, else yes)
+    # A shape sweep: the measurement above is then the sweep's weighted mean per call.
+    sweep: tuple[SweepPoint, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -199,6 +255,7 @@ class Variant:
     machine: str
     launches: tuple[Launch, ...]
     description: str = ""
+    overlap: bool | None = None  # default for the launches' overlap
 
 
 @dataclass(frozen=True)

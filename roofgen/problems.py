@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -43,15 +44,27 @@ class Problem:
         }
 
 
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_$.-]+$")
+
+
 def format_path(parts: Iterable[str | int]) -> str:
-    """``("variants", 0, "id")`` -> ``variants[0].id``."""
+    """``("variants", 0, "id")`` -> ``variants[0].id``; a key that is not a plain word
+    is quoted: ``("shape", "a b")`` -> ``shape['a b']``, so that a path never holds
+    spaces, colons or line breaks that would garble a ``file:line:col: path: message``."""
     out = ""
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
-        else:
+        elif _PLAIN_KEY.fullmatch(part) and len(part) <= 40:
             out += ("." if out else "") + part
+        else:
+            out += f"[{_quote(part)}]"
     return out
+
+
+def _quote(key: str) -> str:
+    text = repr(key)  # escapes line breaks and control characters
+    return text if len(text) <= 40 else text[:36] + "...'"
 
 
 def errors(problems: Iterable[Problem]) -> list[Problem]:
@@ -65,9 +78,33 @@ def warnings(problems: Iterable[Problem]) -> list[Problem]:
 class SpecError(Exception):
     """Raised by the library when specs are invalid; carries every problem."""
 
+    SHOWN = 10  # problems listed by str(); every one is in .problems
+
     def __init__(self, problems: list[Problem]):
         self.problems = sorted(problems, key=_sort_key)
         super().__init__("\n".join(p.format() for p in self.problems))
+
+    def __str__(self) -> str:
+        n = len(self.problems)
+        lines = [f"{n} problem(s) in the specs:"] if n != 1 else []
+        lines += [p.format() for p in self.problems[: self.SHOWN]]
+        if n > self.SHOWN:
+            lines.append(f"... and {n - self.SHOWN} more (all in .problems)")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """A table of every problem, for Jupyter."""
+        from html import escape
+
+        head = "".join(f"<th>{h}</th>" for h in ("file", "line", "column", "path", "message",
+                                                  "severity"))  # fmt: skip
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in (
+                p.file, p.line, p.column, p.path, p.message, p.severity.value)) + "</tr>"
+            for p in self.problems
+        )  # fmt: skip
+        return (f"<p><b>roofgen.SpecError</b>: {len(self.problems)} problem(s)</p>"
+                f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")  # fmt: skip
 
 
 def _sort_key(p: Problem) -> tuple[str, int, int, str, str]:

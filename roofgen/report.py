@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from roofgen import __version__
+from roofgen.advice import Advice
 from roofgen.analysis.analyse import Analysis, LaunchResult, VariantResult
 from roofgen.problems import Problem
+from roofgen.report_sections import add_case_sections
 from roofgen.units_format import fmt_percent, fmt_ratio, fmt_si, fmt_time
 
 OUTPUT_VERSION = 1
@@ -63,6 +65,7 @@ def launch_json(r: LaunchResult) -> dict[str, Any]:
         "clock_scale": r.clock_scale,
         "share_of_variant": r.share_of_variant,
         "verdict": r.verdict,
+        "facts": list(r.facts),
     }
 
 
@@ -87,13 +90,18 @@ def variant_json(v: VariantResult) -> dict[str, Any]:
         "end_to_end_speedup_vs_first": v.end_to_end_speedup_vs_first,
         "coverage": _coverage(v.coverage),
         "verdict": v.verdict,
+        "facts": list(v.facts),
         "launches": [launch_json(x) for x in v.launches],
     }
 
 
-def analysis_json(analysis: Analysis, problems: list[Problem] | None = None) -> dict[str, Any]:
-    """The stable, versioned output of `roofgen analyze --format json`."""
+def analysis_json(
+    analysis: Analysis, problems: list[Problem] | None = None, advice: Advice | None = None
+) -> dict[str, Any]:
+    """The stable, versioned output of `roofgen analyze --format json` (recommendations
+    from ``advice``, as `check` computed them with the team's rules)."""
     t = analysis.thresholds
+    machines = {m.machine.id: m.machine for m in analysis.machines}
     return {
         "roofgen_output": OUTPUT_VERSION,
         "roofgen_version": __version__,
@@ -112,12 +120,17 @@ def analysis_json(analysis: Analysis, problems: list[Problem] | None = None) -> 
             for m in analysis.machines
         ],
         "cases": [
-            {
-                "id": c.case.id,
-                "title": c.case.title,
-                "file": c.case.file,
-                "variants": [variant_json(v) for v in c.variants],
-            }
+            add_case_sections(
+                {
+                    "id": c.case.id,
+                    "title": c.case.title,
+                    "file": c.case.file,
+                    "variants": [variant_json(v) for v in c.variants],
+                },
+                c,
+                machines,
+                advice,
+            )
             for c in analysis.cases
         ],
         "problems": [p.to_json() for p in problems or []],

@@ -28,14 +28,14 @@ import pytest
 
 from roofgen.analysis.bounds import Thresholds
 from roofgen.api import check
-from roofgen.charts import hierarchical_chart
+from roofgen.charts import RooflineInput, hierarchical_chart
 from roofgen.cli import main
 from roofgen.config import Settings, load_settings
 from roofgen.site import build_site
 from roofgen.site.advice import recommendations
 from roofgen.site.build import MARKER, BuildResult
 from roofgen.site.charts import case_chart_inputs
-from roofgen.site.context import resource_names
+from roofgen.site.context import build_context, resource_names
 from roofgen.site.escape import md_escape, md_text, plain_text, safe_url
 
 REPO = Path(__file__).resolve().parents[1]
@@ -351,9 +351,15 @@ def test_every_page_exists(example_site: tuple[Path, BuildResult]) -> None:
     missing = [p for p in expected if not (site / p).is_file()]
     assert not missing
     assert (site / MARKER).is_file()
-    assert result.charts == len(checked.analysis.machines) + sum(
+    hierarchical = len(checked.analysis.machines) + sum(
         len({v.machine for v in c.variants}) for c in checked.analysis.cases
     )
+    assert checked.specs is not None
+    ctx = build_context(checked.analysis, checked.specs.machines, name="Examples")
+    # One hierarchical roofline per machine page and per machine of a case, plus the
+    # sections' charts (every resource, precision, instruction, communication, ...).
+    assert sum(isinstance(slot.input, RooflineInput) for slot in ctx.charts) == hierarchical
+    assert result.charts == len(ctx.charts)
     for svg in (site / "assets" / "charts").iterdir():
         assert svg.read_text(encoding="utf-8").startswith("<svg")
 
@@ -666,7 +672,8 @@ def test_markdown_only(tmp_path: Path, small: Path) -> None:
     assert "assets/javascripts/roofgen-vega.js" in files
     assert "assets/javascripts/roofgen-charts.js" in files
     svgs = [p for p in files if p.startswith("assets/charts/") and p.endswith(".svg")]
-    assert len(svgs) == 3  # alpha, beta, the machine
+    # alpha and beta: roofline, every resource, precision; the machine: roofline, ceilings
+    assert len(svgs) == 8
     case = files["cases/alpha/index.md"].decode()
     for svg in re.findall(r"\((\.\./\.\./assets/charts/[0-9a-f]+\.svg)\)", case):
         assert (output / "cases" / "alpha" / svg).resolve().is_file()

@@ -14,6 +14,7 @@ from browser import WatchedPage, wait_for_charts
 from roofgen.analysis.bounds import Thresholds
 from roofgen.api import check
 from roofgen.charts import RooflineInput, roof_text
+from roofgen.charts.kinds import CHART_KINDS, chart_kind
 from roofgen.config import Settings
 from roofgen.site import build_site
 from roofgen.site.context import SiteContext, build_context
@@ -139,4 +140,35 @@ def test_pages_draw_from_file_urls(
     wait_for_charts(watched_page)
     for slot in case.charts:
         _assert_chart(watched_page, slot.spec_id, slot.input)
+    watched_page.assert_clean()
+
+
+def _pages_with_every_kind(ctx: SiteContext) -> list[Any]:
+    """Few case pages that between them hold every chart kind of the sections."""
+    wanted = {chart_kind(s.input) for page in ctx.cases for s in page.section_charts}
+    pages = []
+    for page in sorted(ctx.cases, key=lambda p: (-len(p.section_charts), p.id)):
+        kinds = {chart_kind(s.input) for s in page.section_charts}
+        if kinds - {chart_kind(s.input) for p in pages for s in p.section_charts}:
+            pages.append(page)
+        if {chart_kind(s.input) for p in pages for s in p.section_charts} == wanted:
+            break
+    return pages
+
+
+def test_every_chart_kind_draws(
+    watched_page: WatchedPage, serve_dir: Any, example: tuple[Path, SiteContext]
+) -> None:
+    site, ctx = example
+    base = serve_dir(site)
+    drawn = set()
+    for case in _pages_with_every_kind(ctx):
+        watched_page.page.goto(f"{base}cases/{case.id}/")
+        wait_for_charts(watched_page)
+        for slot in case.section_charts:
+            chart = watched_page.page.locator(f'div.roofgen-chart[data-spec-id="{slot.spec_id}"]')
+            assert chart.get_attribute("data-roofgen-chart") == "ready", slot.spec_id
+            assert chart.locator("svg.marks").count() == 1
+            drawn.add(chart_kind(slot.input))
+    assert drawn == set(CHART_KINDS) - {"roofgen.hierarchical-roofline"}
     watched_page.assert_clean()

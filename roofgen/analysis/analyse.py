@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from roofgen.analysis.bounds import BASES, Bounds, Thresholds, clock_scale, launch_bounds, resources
 from roofgen.analysis.classify import Class, classify, classify_ranked, verdict
+from roofgen.analysis.opmodels import OpModel
+from roofgen.analysis.prepare import Prepared, prepare
+from roofgen.analysis.rooflines import fact_note, launch_facts, runtime_floor, variant_facts
 from roofgen.model import Basis, Case, Launch, Machine, Specs, Variant
 
 
@@ -45,6 +48,22 @@ class LaunchResult:
     clock_scale: float
     verdict: str
     share_of_variant: float  # fraction of the variant's measured time
+    facts: tuple[str, ...] = ()  # launch-bound, power-limited, communication-serial, sparse
+    model: OpModel | None = None  # the operator model (model FLOPs, compulsory bytes)
+    model_reason: str = ""  # why there is no model
+    modelled: tuple[str, ...] = ()  # values taken from the model: "flops", "bytes.<level>"
+    bytes_b: dict[str, float] = field(default_factory=dict)  # level -> bytes (with modelled)
+    sweep: tuple[SweepPointResult, ...] = ()  # per shape, for a launch measured over a sweep
+
+
+@dataclass(frozen=True)
+class SweepPointResult:
+    """One shape of a sweep, analysed as a launch of its own."""
+
+    label: str
+    shape: dict[str, int | str | bool]
+    weight: float  # normalised: a sweep's weights sum to 1
+    result: LaunchResult
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,7 @@ class VariantResult:
     end_to_end_speedup_vs_first: float | None
     coverage: Coverage
     verdict: str
+    facts: tuple[str, ...] = ()  # launch-bound: the step's launch costs nearly fill its time
 
 
 @dataclass(frozen=True)
@@ -138,6 +158,8 @@ def variant_result(
     t: Thresholds,
     first: VariantResult | None,
 ) -> VariantResult:
+    prepared = [prepare(machine, case.kernel(x.kernel), x) for x in variant.launches]
+    variant = replace(variant, launches=tuple(p.launch for p in prepared))
     time_s = sum(x.calls * x.measurement.time.median_s for x in variant.launches)
     per_basis = {b: [launch_bounds(machine, x, b) for x in variant.launches] for b in BASES}
     results = tuple(
@@ -153,6 +175,9 @@ def variant_result(
             time_s,
         )
         for i, x in enumerate(variant.launches)
+    )
+    results = tuple(
+        _attach(r, p, case, variant, machine, t) for r, p in zip(results, prepared, strict=True)
     )
     calls = [x.calls for x in variant.launches]
     lower = _variant_bound(results, calls, "lower_bound_s")
@@ -192,6 +217,9 @@ def variant_result(
     )
     e2e = case.end_to_end_s.get(variant.id)
     first_e2e = case.end_to_end_s.get(first.variant) if first else e2e
+    facts = variant_facts(runtime_floor(machine, variant, per_basis["measured"], t))
+    if "launch-bound" in facts and "launch-bound" not in text:
+        text += "; the step is launch-bound (launch and sync costs fill its time)"
     return VariantResult(
         case=case.id,
         variant=variant.id,
@@ -213,6 +241,45 @@ def variant_result(
         end_to_end_speedup_vs_first=first_e2e / e2e if e2e and first_e2e else None,
         coverage=Coverage(tuple(sorted(totals)), unknown),
         verdict=text,
+        facts=facts,
+    )
+
+
+def _attach(
+    r: LaunchResult, p: Prepared, case: Case, variant: Variant, machine: Machine, t: Thresholds
+) -> LaunchResult:
+    """``r`` with its operator model, what was modelled, and its sweep's shapes."""
+    points = tuple(
+        SweepPointResult(
+            point.label,
+            point.shape,
+            point.weight,
+            replace(
+                launch_result(
+                    case,
+                    variant,
+                    r.index,
+                    point.launch,
+                    machine,
+                    launch_bounds(machine, point.launch, "measured"),
+                    launch_bounds(machine, point.launch, "datasheet"),
+                    t,
+                    point.launch.calls * point.launch.measurement.time.median_s,
+                ),
+                model=point.model,
+                modelled=point.modelled,
+                bytes_b=dict(point.launch.measurement.bytes or {}),
+            ),
+        )
+        for point in p.points
+    )
+    return replace(
+        r,
+        model=p.model,
+        model_reason=p.model_reason,
+        modelled=p.modelled,
+        bytes_b=dict(p.launch.measurement.bytes or {}),
+        sweep=points,
     )
 
 
@@ -270,6 +337,9 @@ def launch_result(
             level_s = bounds.seconds[f"memory.{level.id}"]
             # min(peak of the units, bandwidth x intensity) = FLOPs / max(t_compute, t_level)
             attainable_by_level[level.id] = flop / max(compute_s or 0.0, level_s)
+    facts = launch_facts(machine, launch, bounds, t)
+    text = verdict(klass, bounds, efficiency, t)
+    note = fact_note(facts, bounds, m)
     return LaunchResult(
         case=case.id,
         kernel=launch.kernel,
@@ -302,8 +372,9 @@ def launch_result(
         roof_basis=dict(bounds.basis),
         coverage=Coverage(tuple(sorted(bounds.seconds)), bounds.unknown),
         clock_scale=clock_scale(machine, m).sm,
-        verdict=verdict(klass, bounds, efficiency, t),
+        verdict=f"{text}; {note}" if note else text,
         share_of_variant=launch.calls * time_s / variant_time_s,
+        facts=facts,
     )
 
 

@@ -5,13 +5,15 @@ capacity per second; a launch places a demand on each. The time a resource
 needs is demand / capacity (seconds); units run concurrently, so the lower
 bound on the launch's time is the max over resources (the binding roof), and
 the no-overlap sum is reported as the serial bound. A resource without demand
-data is unknown, never zero.
+data is unknown, never zero. A launch whose communication does not overlap its
+compute (``overlap: false``) adds its link time to its compute time.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from roofgen.analysis.comm import collective_seconds
 from roofgen.model import Basis, Launch, Machine, Measurement, MemoryLevel, Roof
 
 BASES: tuple[Basis, ...] = ("measured", "datasheet")
@@ -32,10 +34,20 @@ class Bounds:
     seconds: dict[str, float]  # resource -> demand / capacity, known resources only
     unknown: tuple[str, ...]  # resources without demand data
     basis: dict[str, Basis]  # resource -> which roof value was used
+    added: tuple[str, ...] = ()  # resources whose time adds to the compute time
 
     @property
     def bound_s(self) -> float | None:
-        return max(self.seconds.values()) if self.seconds else None
+        """Max over resources; resources in ``added`` (communication that does not overlap
+        compute) add their time to the longest compute unit's instead of joining the max."""
+        if not self.seconds:
+            return None
+        if not self.added:
+            return max(self.seconds.values())
+        compute = max((s for r, s in self.seconds.items() if r.startswith("compute.")), default=0.0)
+        serial = compute + sum(self.seconds[r] for r in self.added)
+        others = [s for r, s in self.seconds.items() if r not in self.added]
+        return max([serial, *others])
 
     @property
     def serial_s(self) -> float | None:
@@ -94,14 +106,31 @@ def launch_bounds(machine: Machine, launch: Launch, basis: Basis = "measured") -
     """Time each resource needs for one call of ``launch``'s kernel."""
     m = launch.measurement
     scale = clock_scale(machine, m)
+    share = sm_share(machine, launch)
     acc = _Acc()
-    _compute(machine, m, basis, scale, acc)
+    _compute(machine, m, basis, Scale(scale.sm * share, scale.memory), acc)
     _memory(machine, m, basis, scale, acc)
     _links(machine, m, basis, acc)
-    _issue(machine, m, scale, acc)
+    _issue(machine, m, Scale(scale.sm * share, scale.memory), acc)
     _power(machine, m, basis, acc)
     _runtime(machine, m, acc)
-    return Bounds(acc.seconds, tuple(acc.unknown), acc.basis)
+    added: tuple[str, ...] = ()
+    if launch.overlap is False and any(r.startswith("compute.") for r in acc.seconds):
+        added = tuple(r for r in acc.seconds if r.startswith("link."))
+    return Bounds(acc.seconds, tuple(acc.unknown), acc.basis, added)
+
+
+def sm_share(machine: Machine, launch: Launch) -> float:
+    """Fraction of the SMs left to compute while overlapped collectives occupy some.
+
+    Collective kernels (NCCL channels) run on SMs; when a launch overlaps its
+    communication with its compute, the compute units and instruction issue have
+    only the remaining SMs.
+    """
+    taken = sum(c.sms or 0 for c in launch.measurement.collectives)
+    if not taken or launch.overlap is False or machine.issue is None:
+        return 1.0
+    return max(machine.issue.sms - taken, 0) / machine.issue.sms
 
 
 def _compute(machine: Machine, m: Measurement, basis: Basis, scale: Scale, acc: _Acc) -> None:
@@ -124,12 +153,22 @@ def _compute(machine: Machine, m: Measurement, basis: Basis, scale: Scale, acc: 
 def _memory(machine: Machine, m: Measurement, basis: Basis, scale: Scale, acc: _Acc) -> None:
     for level in machine.memory:
         name = f"memory.{level.id}"
-        if m.bytes is None or level.id not in m.bytes:
+        moved = level_bytes(level, m)
+        if moved is None:
             acc.unknown.append(name)
             continue
         bw, used = _pick(level.bandwidth, basis)
-        acc.seconds[name] = m.bytes[level.id] / (bw * _level_scale(level, scale))
+        acc.seconds[name] = moved / (bw * _level_scale(level, scale))
         acc.basis[name] = used
+
+
+def level_bytes(level: MemoryLevel, m: Measurement) -> float | None:
+    """Bytes moved at ``level``: the measured bytes, else transactions x transaction size."""
+    if m.bytes is not None and level.id in m.bytes:
+        return m.bytes[level.id]
+    if m.transactions and level.id in m.transactions and level.transaction_size_b:
+        return m.transactions[level.id] * level.transaction_size_b
+    return None
 
 
 def _level_scale(level: MemoryLevel, scale: Scale) -> float:
@@ -142,13 +181,17 @@ def _level_scale(level: MemoryLevel, scale: Scale) -> float:
 def _links(machine: Machine, m: Measurement, basis: Basis, acc: _Acc) -> None:
     for link in machine.links:
         name = f"link.{link.id}"
-        if m.link_bytes is None:
+        collectives = [c for c in m.collectives if c.link == link.id]
+        if m.link_bytes is None and not collectives:
             acc.unknown.append(name)
             continue
-        out_b, in_b = m.link_bytes.get(link.id, (0.0, 0.0))
+        out_b, in_b = (m.link_bytes or {}).get(link.id, (0.0, 0.0))
         bw, used = _pick(link.bandwidth_per_direction, basis)
-        # Each direction has its own bandwidth; the busier one binds.
-        acc.seconds[name] = max(out_b, in_b) / bw
+        # Each direction has its own bandwidth; the busier one binds. Collectives send
+        # and receive their bus bytes each way, after the link's latency.
+        seconds = max(out_b, in_b) / bw
+        seconds += sum(collective_seconds(c, link, bw) for c in collectives)
+        acc.seconds[name] = seconds
         acc.basis[name] = used
 
 
@@ -167,15 +210,13 @@ def _power(machine: Machine, m: Measurement, basis: Basis, acc: _Acc) -> None:
     power = machine.power
     if power is None:
         return
+    # The power limit bounds time through the energy the work needs: at most
+    # (limit - idle) watts are available for it. Measured energy says nothing here:
+    # an enforced limit caps average power, so measured energy / limit never exceeds
+    # the measured time. A power-limited launch shows instead by its clock (below the
+    # roofs' clock while average power sits at the limit): see analysis.rooflines.
     limit, used = _pick(power.limit, basis)
-    energy = m.energy_j
-    if energy is None and m.average_power_w is not None:
-        energy = m.average_power_w * m.time.median_s
-    if energy is not None:
-        acc.seconds["power"] = energy / limit  # average power cannot exceed the limit
-        acc.basis["power"] = used
-        return
-    modelled = _modelled_energy(machine, m)
+    modelled = dynamic_energy_j(machine, m)
     if modelled is None or limit <= power.idle_w:
         acc.unknown.append("power")
         return
@@ -183,8 +224,13 @@ def _power(machine: Machine, m: Measurement, basis: Basis, acc: _Acc) -> None:
     acc.basis["power"] = used
 
 
-def _modelled_energy(machine: Machine, m: Measurement) -> float | None:
-    """Dynamic energy (J) of the work from per-FLOP and per-byte coefficients."""
+def dynamic_energy_j(machine: Machine, m: Measurement) -> float | None:
+    """Dynamic energy (J) of the work from per-FLOP and per-byte coefficients.
+
+    Sum over precisions of e_flop x FLOPs (executed: a 2:4 sparse FLOP count is
+    dense-equivalent, so half of it) plus sum over levels of e_byte x bytes; ``None``
+    when a coefficient the work needs is missing.
+    """
     power = machine.power
     if power is None or m.flops is None or m.bytes is None:
         return None
@@ -193,10 +239,13 @@ def _modelled_energy(machine: Machine, m: Measurement) -> float | None:
     energy = 0.0
     for by_precision in m.flops.values():
         for precision, work in by_precision.items():
+            if precision == "transcendental":
+                continue  # no coefficient for transcendental ops: the model leaves them out
             coefficient = power.energy_per_flop_j.get(precision.removesuffix("-sparse"))
             if coefficient is None:
                 return None
-            energy += work * coefficient
+            executed = work / 2 if precision.endswith("-sparse") else work
+            energy += executed * coefficient
     for level, moved in m.bytes.items():
         coefficient = power.energy_per_byte_j.get(level)
         if coefficient is None:
@@ -209,7 +258,7 @@ def _runtime(machine: Machine, m: Measurement, acc: _Acc) -> None:
     rt = machine.runtime
     if rt is None:
         return
-    per_launch = rt.graph_launch_overhead_s if m.graph else rt.launch_overhead_s
+    per_launch = rt.launch_cost_s(m.mechanism)
     if m.launches is None and m.syncs is None:
         acc.unknown.append("launch")
         return

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from roofgen.analysis.analyse import Analysis, LaunchResult
 from roofgen.analysis.bounds import launch_bounds
+from roofgen.analysis.hygiene import LAUNCH_CHECKS
 from roofgen.model import Case, Launch, Machine, Specs
 from roofgen.units_format import fmt_frequency, fmt_percent, fmt_time
 
@@ -44,7 +45,7 @@ class _Ctx:
 def rules_from_data(data: dict[str, Any]) -> list[Rule]:
     return [
         Rule(r["id"], r["check"], r["severity"], r["message"], dict(r.get("params", {})))
-        for r in data["rules"]
+        for r in data.get("rules", [])
     ]
 
 
@@ -57,8 +58,10 @@ def merge_rules(shipped: list[Rule], team: list[Rule]) -> list[Rule]:
 
 
 def check(specs: Specs, analysis: Analysis, rules: list[Rule]) -> list[Finding]:
+    """Findings of the launch checks: per measurement, or per shape of a sweep. A finding
+    the measurement accepts (``accepted: {rule: reason}``) is a note with the reason."""
     findings: list[Finding] = []
-    active = [r for r in rules if r.severity != "off"]
+    active = [r for r in rules if r.severity != "off" and r.check in CHECKS]
     for case_result in analysis.cases:
         case = case_result.case
         for v_index, (variant, vres) in enumerate(
@@ -68,20 +71,38 @@ def check(specs: Specs, analysis: Analysis, rules: list[Rule]) -> list[Finding]:
             for l_index, (launch, lres) in enumerate(
                 zip(variant.launches, vres.launches, strict=True)
             ):
-                path: PathKey = ("variants", v_index, "launches", l_index, "measurement")
-                ctx = _Ctx(case, machine, launch, lres, path)
-                for rule in active:
-                    for sub, values in CHECKS[rule.check](ctx, rule.params):
-                        findings.append(
-                            Finding(
-                                case.id,
-                                path + sub,
-                                rule.id,
-                                rule.severity,
-                                rule.message.format(**values, **rule.params),
-                            )
-                        )
+                for path, one, result in _measured(launch, lres, v_index, l_index):
+                    ctx = _Ctx(case, machine, one, result, path)
+                    for rule in active:
+                        for sub, values in CHECKS[rule.check](ctx, rule.params):
+                            findings.append(_finding(ctx, rule, sub, values))
     return findings
+
+
+def _measured(
+    launch: Launch, result: LaunchResult, v_index: int, l_index: int
+) -> list[tuple[PathKey, Launch, LaunchResult]]:
+    """The launch's measurement, or each shape of its sweep as a launch of its own."""
+    path: PathKey = ("variants", v_index, "launches", l_index)
+    if not launch.sweep:
+        return [((*path, "measurement"), launch, result)]
+    return [
+        (
+            (*path, "sweep", i, "measurement"),
+            replace(launch, measurement=p.measurement, sweep=()),
+            r.result,
+        )
+        for i, (p, r) in enumerate(zip(launch.sweep, result.sweep, strict=True))
+    ]
+
+
+def _finding(ctx: _Ctx, rule: Rule, sub: PathKey, values: dict[str, str]) -> Finding:
+    message = rule.message.format(**values, **rule.params)
+    severity = rule.severity
+    reason = ctx.launch.measurement.accepted.get(rule.id)
+    if reason:
+        severity, message = "note", f"{message} (accepted: {reason.strip().rstrip('.')})"
+    return Finding(ctx.case.id, ctx.path + sub, rule.id, severity, message)
 
 
 Hit = tuple[PathKey, dict[str, str]]
@@ -151,4 +172,5 @@ CHECKS: dict[str, Callable[[_Ctx, dict[str, Any]], Iterator[Hit]]] = {
     "no-warmup": _no_warmup,
     "few-repeats": _few_repeats,
     "profiler-clocks": _profiler_clocks,
+    **LAUNCH_CHECKS,
 }

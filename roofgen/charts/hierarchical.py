@@ -21,6 +21,8 @@ Visual encoding
   measured and a datasheet roof of one level stay readable side by side.
 * Sub-ceilings (no FMA, division...) are drawn thinner. Ridge points are marked with the
   level's shape. Roofs are drawn above the points, their labels on a white halo.
+* A launch measured over a shape sweep has one point per shape and level; each level's
+  points are joined in sweep order by a line in the level's colour (the trajectory).
 * A launch's points (same FLOP/s, one per level) are joined by a thin grey line. Consecutive
   variants of one kernel (``variant_order``) are joined per level by an arrow: a line and a
   triangle at its midpoint, oriented along it on screen (computed from the live scales, so
@@ -37,6 +39,7 @@ through Altair, and every layer's fields are pre-computed here (no Vega-Lite tra
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
@@ -325,6 +328,28 @@ def _point_rows(points: Iterable[ChartPoint]) -> list[dict[str, Any]]:
                 "cls": p.klass,
                 "bind": p.binding or "n/a",
                 "desc": f"{p.kernel} {p.variant} at {p.level}: {ai}, {perf}",
+                **({"shape": p.shape} if p.shape else {}),
+            }
+        )
+    return rows
+
+
+def _trajectory_rows(points: Iterable[ChartPoint]) -> list[dict[str, Any]]:
+    """The points of each shape sweep, per level, numbered in sweep order."""
+    rows = []
+    for p in points:
+        if p.sweep_index is None:
+            continue
+        sweep = p.launch.split(" ", 1)[0]  # the launch's number, without the shape
+        rows.append(
+            {
+                "x": p.intensity_flop_per_byte,
+                "y": p.flop_per_s,
+                "order": p.sweep_index,
+                "line": f"{p.case}/{p.kernel}/{p.variant}/{sweep}/{p.level}",
+                "case": p.case,
+                "kernel": p.kernel,
+                "role": p.level_role,
             }
         )
     return rows
@@ -462,7 +487,10 @@ def _shape(legend: alt.Legend) -> alt.Shape:
 
 
 def _js(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("'", "\\'")
+    """``text`` for a single-quoted string in a Vega expression: JSON escapes (line
+    breaks, U+2028, control characters as \\uXXXX) and an escaped quote, so no name
+    can end the string early or break the expression."""
+    return json.dumps(text)[1:-1].replace("'", "\\'")
 
 
 @dataclass(frozen=True)
@@ -499,6 +527,7 @@ _POINT_TIPS = (
     ("cls", "Class"),
     ("bind", "Binding"),
 )
+_POINT_TIPS_SHAPE = (*_POINT_TIPS[:4], ("shape", "Shape"), *_POINT_TIPS[4:])
 # On-screen angle (degrees) of any log-log diagonal, and of an arrow from (x, y) to (x2, y2),
 # read from the live scales so both stay right when the chart is zoomed.
 _DIAG_ANGLE = "atan2(scale('y', 10) - scale('y', 1), scale('x', 10) - scale('x', 1)) * 180 / PI"
@@ -606,6 +635,7 @@ def _hierarchical_chart(
     roof_rows, ridge_rows = _roof_rows(inp, xdom, ydom)
     point_rows = _point_rows(inp.points)
     join_rows = _join_rows(inp.points)
+    trajectory_rows = _trajectory_rows(inp.points)
     roles = MEMORY_ROLES if arrow_roles is None else tuple(arrow_roles)
     arrow_rows = [r for r in _arrow_rows(inp, roles) if r["role"] in roles]
     if arrow_roles is None and len(arrow_rows) > ARROWS_ALL_LEVELS_MAX:
@@ -644,6 +674,17 @@ def _hierarchical_chart(
             .mark_rule(color="#8c8c8c", strokeWidth=0.8, clip=True, aria=False)
             .encode(x2=alt.X2(field="x2"), opacity=op_links)
         )
+    if trajectory_rows:
+        layers.append(
+            _named("trajectories")
+            .mark_line(strokeWidth=1.2, strokeDash=[4, 2], clip=True, aria=False)
+            .encode(
+                detail=alt.Detail(field="line", type="nominal"),
+                order=alt.Order(field="order", type="quantitative"),
+                color=_colour(legend),
+                opacity=op_links,
+            )
+        )
     if arrow_rows:
         layers += _arrow_layers(legend, op_links)
     aria = len(point_rows) <= ARIA_POINTS_MAX
@@ -654,7 +695,10 @@ def _hierarchical_chart(
             color=_colour(legend),
             shape=_shape(legend),
             opacity=op_points,
-            tooltip=[alt.Tooltip(field=f, type="nominal", title=t) for f, t in _POINT_TIPS],
+            tooltip=[
+                alt.Tooltip(field=f, type="nominal", title=t)
+                for f, t in (_POINT_TIPS_SHAPE if trajectory_rows else _POINT_TIPS)
+            ],
             **({"description": alt.Description(field="desc", type="nominal")} if aria else {}),
         )
         .add_params(hover, level_pick, zoom)
@@ -693,6 +737,8 @@ def _hierarchical_chart(
         "arrows": arrow_rows,
         "points": point_rows,
     }
+    if trajectory_rows:
+        spec["datasets"]["trajectories"] = trajectory_rows
     return spec
 
 

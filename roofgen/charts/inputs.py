@@ -68,6 +68,9 @@ class ChartPoint:
     ``efficiency`` is a fraction (0.42 for 42 %) or ``None`` when unknown. ``klass`` is the
     analysis class (for example ``"memory-bound"``), ``binding`` the binding resource.
     ``launch`` optionally tells apart several launches of the same kernel and variant.
+    A launch measured over a shape sweep has one point per shape: ``sweep_index`` gives
+    its place in the sweep (the chart joins the points in that order) and ``shape`` its
+    label (``seq_kv=4096``).
     """
 
     case: str
@@ -81,6 +84,8 @@ class ChartPoint:
     klass: str
     binding: str | None
     launch: str = ""
+    sweep_index: int | None = None
+    shape: str = ""
 
     def __post_init__(self) -> None:
         if self.level_role not in MEMORY_ROLES:

@@ -201,8 +201,8 @@ def _run_ncu(
 
 def _other_machines() -> dict[str, dict[str, Any]]:
     """Machine data of the team's specs, so a case naming several machines checks."""
+    from roofgen.api import load_file
     from roofgen.machines.lookup import team_machine_files
-    from roofgen.spec.yamlload import load_file
 
     out: dict[str, dict[str, Any]] = {}
     try:
@@ -289,8 +289,8 @@ def ert_cmd(
     verbose: bool,
 ) -> None:
     """Import an Empirical Roofline Toolkit roofline.json as a machine with measured roofs."""
+    from roofgen.api import QuantityError, parse_quantity
     from roofgen.importers import ImportFailure, ert
-    from roofgen.spec.quantity import QuantityError, parse_quantity
 
     if not re.match(r"^[a-z0-9][a-z0-9._-]*$", ident):
         say(f"--id {ident!r}: use lower-case letters, digits, '.', '_' and '-'")

@@ -109,7 +109,7 @@ def _or_dash(value: float | None, fmt: Any, unit: str) -> str:
 
 def _peak(data: dict[str, Any], precision: str) -> float | None:
     """The highest dense ``precision`` peak over the machine's units (datasheet first)."""
-    from roofgen.spec.quantity import parse_quantity
+    from roofgen.api import parse_quantity
 
     best = None
     for unit in data["compute"]:
@@ -124,7 +124,7 @@ def _peak(data: dict[str, Any], precision: str) -> float | None:
 
 
 def _device_bandwidth(data: dict[str, Any]) -> float | None:
-    from roofgen.spec.quantity import parse_quantity
+    from roofgen.api import parse_quantity
 
     for level in data["memory"]:
         if level["role"] == "device":

@@ -136,6 +136,8 @@ def build_site(
             name=str(site.get("name") or "Performance case studies"),
             description=str(site.get("description", "")),
             extra_nav=extras.nav,
+            findings=checked.findings,
+            advice=checked.advice,
         )
 
     # 3. Charts: Vega-Lite specs and SVGs, from the cache where unchanged.
@@ -159,41 +161,54 @@ def build_site(
 
     # 5. The MkDocs project in a temporary folder beside the output, 6. MkDocs,
     # 7. the new tree swapped in for the old one.
-    with _staging(output) as stage:
-        docs = stage / "docs"
-        with clock("write"):
-            js, polyfills = _write_docs(docs, pages, svgs, extras, cache_dir or stage / "cache")
-        if markdown_only:
-            tree = docs
-        else:
+    # A failed write (a full disk, a read-only folder) is reported like any problem;
+    # the staging folder is removed and the previous site stays whole.
+    try:
+        with _staging(output) as stage:
+            docs = stage / "docs"
             with clock("write"):
-                config = stage / "mkdocs.yml"
-                config.write_text(
-                    render_mkdocs_yml(
-                        ctx,
-                        site,
-                        docs_dir="docs",
-                        extra_css=[*OWN_ASSETS_CSS, *extras.css],
-                        extra_javascript=js,
-                        polyfills=polyfills,
-                        logo=extras.logo,
-                    ),
-                    encoding="utf-8",
-                )
-            tell("building HTML with MkDocs", 0, 0)
-            tree = stage / "site"
-            with clock("mkdocs"):
-                warnings = run_mkdocs(config, tree, strict=strict, epoch=_epoch(ctx))
-            for message in warnings:
-                severity = Severity.ERROR if strict else Severity.WARNING
-                result.problems.append(Problem("mkdocs", 0, 0, "", message, severity=severity))
-            if warnings and strict:
-                return result
-            with clock("write"):
-                _offline_search_index(tree)
-        (tree / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
-        with clock("swap"):
-            _swap(tree, output)
+                js, polyfills = _write_docs(docs, pages, svgs, extras, cache_dir or stage / "cache")
+            if markdown_only:
+                tree = docs
+            else:
+                with clock("write"):
+                    config = stage / "mkdocs.yml"
+                    config.write_text(
+                        render_mkdocs_yml(
+                            ctx,
+                            site,
+                            docs_dir="docs",
+                            extra_css=[*OWN_ASSETS_CSS, *extras.css],
+                            extra_javascript=js,
+                            polyfills=polyfills,
+                            logo=extras.logo,
+                        ),
+                        encoding="utf-8",
+                    )
+                tell("building HTML with MkDocs", 0, 0)
+                tree = stage / "site"
+                with clock("mkdocs"):
+                    warnings = run_mkdocs(config, tree, strict=strict, epoch=_epoch(ctx))
+                for message in warnings:
+                    severity = Severity.ERROR if strict else Severity.WARNING
+                    result.problems.append(Problem("mkdocs", 0, 0, "", message, severity=severity))
+                if warnings and strict:
+                    return result
+                with clock("write"):
+                    _offline_search_index(tree)
+            (tree / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
+            with clock("swap"):
+                _swap(tree, output)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        where = f" ({exc.filename})" if exc.filename else ""
+        result.problems.append(
+            Problem(str(output), 0, 0, "", f"cannot write the site: {reason}{where}")
+        )
+        return result
+    except BuildError as exc:
+        result.problems.append(Problem("mkdocs", 0, 0, "", str(exc)))
+        return result
     if not markdown_only and not site.get("url") and not quiet:
         result.notes.append(
             "site.url is not set, so the sitemap is empty; set it in the settings file "
@@ -232,7 +247,8 @@ class _Clock:
 def _chart_blocks(ctx: SiteContext, charts: dict[str, Chart]) -> dict[str, RenderedChart]:
     from roofgen.site.assets import chart_html_block
 
-    pages = [(p.path, p.charts) for p in ctx.cases] + [(m.path, (m.chart,)) for m in ctx.machines]
+    pages = [(p.path, (*p.charts, *p.section_charts)) for p in ctx.cases]
+    pages += [(m.path, (m.chart, *m.section_charts)) for m in ctx.machines]
     out: dict[str, RenderedChart] = {}
     for page_path, slots in pages:
         for slot in slots:
@@ -414,6 +430,8 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 def run_mkdocs(config_file: Path, site_dir: Path, *, strict: bool, epoch: int) -> list[str]:
     """Build ``config_file`` into ``site_dir`` quietly; return MkDocs' warnings.
 
+    When MkDocs stops (an abort, a configuration error), ``strict`` builds get its
+    messages back, as errors; other builds get a :class:`BuildError`.
     ``SOURCE_DATE_EPOCH`` is set to ``epoch`` for the build only (sitemap dates,
     gzip headers), and Material's end-of-life banner is switched off.
     """
@@ -430,7 +448,11 @@ def run_mkdocs(config_file: Path, site_dir: Path, *, strict: bool, epoch: int) -
             build(config)
         except (Abort, ConfigurationError) as exc:
             message = exc.format_message().strip()
-            return [*collect.messages, message] if message else collect.messages or ["failed"]
+            messages = [*collect.messages, message] if message else collect.messages or ["failed"]
+            if strict:  # every message is an error: the caller stops
+                return messages
+            # Not a warning: MkDocs stopped, and its site folder is partial.
+            raise BuildError("MkDocs failed: " + "; ".join(messages)) from None
     return collect.messages
 
 

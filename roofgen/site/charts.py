@@ -25,7 +25,8 @@ from typing import Any
 
 from roofgen import __version__
 from roofgen.analysis.analyse import CaseResult, LaunchResult
-from roofgen.charts import ChartPoint, RoofLine, RooflineInput, hierarchical_chart
+from roofgen.charts import ChartPoint, RoofLine, RooflineInput
+from roofgen.charts.kinds import ChartInput, build_chart
 from roofgen.model import ComputeUnit, Machine, Roof
 
 __all__ = [
@@ -152,35 +153,45 @@ def _used_precisions(launches: Iterable[LaunchResult], case: CaseResult) -> dict
     return used
 
 
+def _shown(r: LaunchResult, number: int) -> list[tuple[LaunchResult, str, int | None, str]]:
+    """What a launch puts on the chart: itself, or each shape of its sweep in order."""
+    if not r.sweep:
+        return [(r, str(number), None, "")]
+    return [(p.result, f"{number} {p.label}", i, p.label) for i, p in enumerate(r.sweep)]
+
+
 def _points(case: CaseResult, machine: Machine, names: Mapping[str, str]) -> tuple[ChartPoint, ...]:
     points: list[ChartPoint] = []
     for variant in case.variants:
         if variant.machine != machine.id:
             continue
         seen: dict[str, int] = {}
-        for r in variant.launches:
-            seen[r.kernel] = seen.get(r.kernel, 0) + 1
-            if not r.achieved_flop_per_s or r.achieved_flop_per_s <= 0:
-                continue
-            for level in machine.memory:
-                intensity = r.intensity_flop_per_byte.get(level.id)
-                if not intensity or intensity <= 0:
+        for launch in variant.launches:
+            seen[launch.kernel] = seen.get(launch.kernel, 0) + 1
+            for r, label, order, shape in _shown(launch, seen[launch.kernel]):
+                if not r.achieved_flop_per_s or r.achieved_flop_per_s <= 0:
                     continue
-                points.append(
-                    ChartPoint(
-                        case=case.case.id,
-                        kernel=r.kernel,
-                        variant=variant.variant,
-                        level=level.name,
-                        level_role=level.role,
-                        intensity_flop_per_byte=intensity,
-                        flop_per_s=r.achieved_flop_per_s,
-                        efficiency=r.efficiency,
-                        klass=r.klass,
-                        binding=names.get(r.binding, r.binding) if r.binding else None,
-                        launch=str(seen[r.kernel]),
+                for level in machine.memory:
+                    intensity = r.intensity_flop_per_byte.get(level.id)
+                    if not intensity or intensity <= 0:
+                        continue
+                    points.append(
+                        ChartPoint(
+                            case=case.case.id,
+                            kernel=r.kernel,
+                            variant=variant.variant,
+                            level=level.name,
+                            level_role=level.role,
+                            intensity_flop_per_byte=intensity,
+                            flop_per_s=r.achieved_flop_per_s,
+                            efficiency=r.efficiency,
+                            klass=r.klass,
+                            binding=names.get(r.binding, r.binding) if r.binding else None,
+                            launch=label,
+                            sweep_index=order,
+                            shape=shape,
+                        )
                     )
-                )
     return tuple(points)
 
 
@@ -220,6 +231,18 @@ def _salt() -> str:
     import roofgen.charts.hierarchical as hierarchical
     import roofgen.charts.inputs as inputs
     import roofgen.charts.render as render
+    from roofgen.charts import (
+        common,
+        communication,
+        energy,
+        instruction,
+        kinds,
+        precision,
+        resources,
+        roofline_inputs,
+        runtime,
+        sparse,
+    )
 
     parts = [__version__]
     for dist in ("altair", "vl-convert-python"):
@@ -227,12 +250,14 @@ def _salt() -> str:
             parts.append(metadata.version(dist))
         except metadata.PackageNotFoundError:
             parts.append("?")
-    for module in (hierarchical, inputs, render):
+    others = (common, communication, energy, instruction, kinds, precision, resources,
+              roofline_inputs, runtime, sparse)  # fmt: skip
+    for module in (hierarchical, inputs, render, *others):
         parts.append(hashlib.sha256(Path(str(module.__file__)).read_bytes()).hexdigest())
     return "\0".join(parts)
 
 
-def input_digest(inp: RooflineInput, width: int, height: int) -> str:
+def input_digest(inp: ChartInput, width: int, height: int) -> str:
     text = f"{_salt()}\0{width}x{height}\0{inp!r}"
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
@@ -314,7 +339,7 @@ class ChartStore:
         self.height = height
         self.stats = ChartStats()
 
-    def chart(self, inp: RooflineInput) -> Chart:
+    def chart(self, inp: ChartInput) -> Chart:
         """The Vega-Lite spec of ``inp`` and its digest, from the cache when present."""
         path = None
         if self.dir is not None:
@@ -328,7 +353,7 @@ class ChartStore:
                     return chart
                 except (ValueError, KeyError, TypeError):
                     pass
-        spec = hierarchical_chart(inp, width=self.width, height=self.height)
+        spec = build_chart(inp, width=self.width, height=self.height)
         chart = Chart(spec, chart_digest(spec))
         self.stats.specs_built += 1
         if path is not None:

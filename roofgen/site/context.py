@@ -13,16 +13,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from roofgen.advice import Advice
 from roofgen.analysis.analyse import Analysis, CaseResult, LaunchResult, VariantResult
-from roofgen.charts import RooflineInput
+from roofgen.analysis.plausibility import Finding
+from roofgen.charts.kinds import ChartInput
 from roofgen.model import Case, Machine, Roof
-from roofgen.site.advice import recommendations
+from roofgen.site.advice import AdviceGroup, advice_groups, variant_advice
 from roofgen.site.charts import (
     case_chart_inputs,
     is_float_precision,
     machine_chart_input,
     precision_label,
 )
+from roofgen.site.comparison import BeforeAfter, SweepTable, before_after, sweep_tables
+from roofgen.site.guide import GUIDE_NAV
+from roofgen.site.opmodel import kernel_models
+from roofgen.site.quality import Mark, QualityItem, mark_rows, quality_items
+from roofgen.site.sections import Section, case_sections, machine_sections
 from roofgen.units_format import fmt_frequency, fmt_percent, fmt_ratio, fmt_si, fmt_time
 
 __all__ = [
@@ -118,7 +125,7 @@ class ChartSlot:
     key: str
     spec_id: str
     caption: str
-    input: RooflineInput
+    input: ChartInput
 
 
 @dataclass(frozen=True)
@@ -185,6 +192,9 @@ class LaunchRow:
     covered: str
     unknown: str
     verdict: str
+    modelled: str = ""  # values taken from the operator model
+    time_marks: tuple[Mark, ...] = ()  # measurement-quality findings that weaken the time
+    bound_marks: tuple[Mark, ...] = ()  # ... and those that weaken the bound
 
 
 @dataclass(frozen=True)
@@ -231,14 +241,6 @@ class EndToEndRow:
 
 
 @dataclass(frozen=True)
-class AdviceGroup:
-    variant: str
-    kernel: str
-    calls: int
-    paragraphs: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class CasePage:
     path: str
     id: str
@@ -262,6 +264,16 @@ class CasePage:
     end_to_end: tuple[EndToEndRow, ...]
     recommendations: tuple[AdviceGroup, ...]
     thresholds: str
+    sections: tuple[Section, ...] = ()  # the other rooflines (resources, precision, ...)
+    before_after: BeforeAfter | None = None  # speedups, movement, end-to-end projection
+    sweeps: tuple[SweepTable, ...] = ()  # launches measured over shape sweeps
+    quality: tuple[QualityItem, ...] = ()  # plausibility and hygiene findings
+    variant_advice: tuple[AdviceGroup, ...] = ()  # recommendations per variant
+    models: tuple[tuple[str, str, str, str], ...] = ()  # kernel, model FLOPs, bytes, notes
+
+    @property
+    def section_charts(self) -> tuple[ChartSlot, ...]:
+        return tuple(c for s in self.sections for c in s.charts)
 
 
 @dataclass(frozen=True)
@@ -291,6 +303,11 @@ class MachinePage:
     other: tuple[tuple[str, str], ...]
     chart: ChartSlot
     cases: tuple[Link, ...]
+    sections: tuple[Section, ...] = ()  # compute ceilings, instruction ceilings, links, energy
+
+    @property
+    def section_charts(self) -> tuple[ChartSlot, ...]:
+        return tuple(c for s in self.sections for c in s.charts)
 
 
 @dataclass(frozen=True)
@@ -305,6 +322,7 @@ class IndexGroup:
     label: str
     anchor: str
     rows: tuple[IndexRow, ...]
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -331,7 +349,9 @@ class SiteContext:
     @property
     def charts(self) -> tuple[ChartSlot, ...]:
         slots = [c for page in self.cases for c in page.charts]
-        return tuple(slots + [m.chart for m in self.machines])
+        slots += [c for page in self.cases for c in page.section_charts]
+        slots += [c for page in self.machines for c in (page.chart, *page.section_charts)]
+        return tuple(slots)
 
 
 # --------------------------------------------------------------------------- builders
@@ -404,6 +424,9 @@ def home_page(
             Link("By tag", TAGS_PATH),
             Link("By operator kind", OPERATORS_PATH),
             Link("By binding resource", BINDINGS_PATH),
+            Link("Methods by pattern", "methods/patterns/index.md"),
+            Link("Methods by bottleneck", "methods/bottlenecks/index.md"),
+            Link("Methods by operator", "methods/operators/index.md"),
         ),
         method=Link("How to read these pages", METHOD_PATH),
     )
@@ -443,6 +466,7 @@ def launch_row(r: LaunchResult, case: Case, machine: Machine) -> LaunchRow:
         covered=_unknown(r.coverage.covered, names),
         unknown=_unknown(r.coverage.unknown, names),
         verdict=r.verdict,
+        modelled=", ".join(r.modelled),
     )
 
 
@@ -547,7 +571,13 @@ def _links(case: Case) -> tuple[Link, ...]:
     return tuple(out)
 
 
-def case_page(case: CaseResult, machines: Mapping[str, Machine], analysis: Analysis) -> CasePage:
+def case_page(
+    case: CaseResult,
+    machines: Mapping[str, Machine],
+    analysis: Analysis,
+    findings: Sequence[Finding] = (),
+    advice: Advice | None = None,
+) -> CasePage:
     c = case.case
     slots = []
     merged: dict[str, str] = {}
@@ -562,13 +592,8 @@ def case_page(case: CaseResult, machines: Mapping[str, Machine], analysis: Analy
                 input=inp,
             )
         )
-    advice = []
-    for v in case.variants:
-        names = resource_names(machines[v.machine])
-        for r in v.launches:
-            advice.append(
-                AdviceGroup(v.variant, r.kernel, r.calls, tuple(recommendations(r, names)))
-            )
+    names = {v.machine: resource_names(machines[v.machine]) for v in case.variants}
+    quality = quality_items(c, findings)
     t = analysis.thresholds
     return CasePage(
         path=case_path(c.id),
@@ -594,13 +619,21 @@ def case_page(case: CaseResult, machines: Mapping[str, Machine], analysis: Analy
         kernels=_kernels(c),
         kernel_notes=tuple((k.id, k.description) for k in c.kernels if k.description),
         charts=tuple(slots),
-        variants=tuple(variant_section(v, c, machines[v.machine]) for v in case.variants),
+        variants=mark_rows(
+            tuple(variant_section(v, c, machines[v.machine]) for v in case.variants), quality
+        ),
         end_to_end=_end_to_end(case),
-        recommendations=tuple(advice),
+        recommendations=advice_groups(case, names, advice),
         thresholds=(
             f"co-bound margin {t.co_bound_margin:.0%}, "
             f"below-roofs threshold {t.below_roofs_efficiency:.0%}"
         ),
+        sections=case_sections(case, machines, merged, t),
+        before_after=before_after(case, machines, names),
+        sweeps=sweep_tables(case, machines, names),
+        quality=quality,
+        variant_advice=variant_advice(case, advice),
+        models=kernel_models(c),
     )
 
 
@@ -668,6 +701,7 @@ def _machine_other(m: Machine) -> tuple[tuple[str, str], ...]:
         for label, value in (
             ("Launch overhead", rt.launch_overhead_s),
             ("Graph launch overhead", rt.graph_launch_overhead_s),
+            ("PDL launch overhead", rt.pdl_launch_overhead_s),
             ("Synchronisation overhead", rt.sync_overhead_s),
         ):
             if value is not None:
@@ -717,6 +751,7 @@ def machine_page(m: Machine, analysis: Analysis, cases: Sequence[CaseResult]) ->
             input=machine_chart_input(m),
         ),
         cases=tuple(Link(c.case.title, case_path(c.case.id)) for c in using),
+        sections=machine_sections(m),
     )
 
 
@@ -801,7 +836,10 @@ def bindings_page(cases: Sequence[CaseResult], machines: Mapping[str, Machine]) 
 
 
 def _nav(
-    cases: Sequence[CasePage], machines: Sequence[MachinePage], extra: Sequence[NavEntry]
+    cases: Sequence[CasePage],
+    machines: Sequence[MachinePage],
+    extra: Sequence[NavEntry],
+    methods: Sequence[NavEntry] = (),
 ) -> tuple[NavEntry, ...]:
     sections = [
         NavEntry("Home", HOME_PATH),
@@ -815,7 +853,9 @@ def _nav(
                 NavEntry("By binding resource", BINDINGS_PATH),
             ),
         ),
+        NavEntry("Methods", children=tuple(methods)),
         NavEntry("Method", METHOD_PATH),
+        NavEntry("Guide", children=tuple(NavEntry(t, p) for t, p in GUIDE_NAV)),
         *extra,
     ]
     return tuple(s for s in sections if s.path is not None or s.children)
@@ -828,11 +868,16 @@ def build_context(
     name: str,
     description: str = "",
     extra_nav: Sequence[NavEntry] = (),
+    findings: Sequence[Finding] = (),
+    advice: Advice | None = None,
 ) -> SiteContext:
-    """Every page's context, from the analysis and the machines it refers to."""
+    """Every page's context, from the analysis and the machines it refers to (with the
+    plausibility ``findings`` and the rules' ``advice`` where the check produced them)."""
+    from roofgen.site.methods import method_nav, method_pages
+
     used_machines = [machines[m.machine.id] for m in analysis.machines]
     rows = [case_row(c, machines) for c in analysis.cases]
-    cases = tuple(case_page(c, machines, analysis) for c in analysis.cases)
+    cases = tuple(case_page(c, machines, analysis, findings, advice) for c in analysis.cases)
     machine_pages = tuple(machine_page(m, analysis, analysis.cases) for m in used_machines)
     dates = [c.case.date for c in analysis.cases if c.case.date]
     return SiteContext(
@@ -844,8 +889,9 @@ def build_context(
             tags_page(analysis.cases),
             operators_page(analysis.cases),
             bindings_page(analysis.cases, machines),
+            *method_pages(analysis.cases, machines),
         ),
         method_path=METHOD_PATH,
-        nav=_nav(cases, machine_pages, extra_nav),
+        nav=_nav(cases, machine_pages, extra_nav, method_nav()),
         newest_date=max(dates) if dates else "",
     )

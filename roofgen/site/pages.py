@@ -26,6 +26,7 @@ import jinja2
 from roofgen.resources import data_dir
 from roofgen.site.context import NavEntry, SiteContext
 from roofgen.site.escape import md_escape, md_text, plain_text, safe_url, yaml_str
+from roofgen.site.guide import guide_pages
 
 __all__ = [
     "GENERATED_MD",
@@ -164,6 +165,7 @@ def render_pages(ctx: SiteContext, charts: Mapping[str, RenderedChart]) -> dict[
     for index in ctx.indexes:
         pages[index.path] = _render("index_by.md.j2", index.path, page=index)
     pages[ctx.method_path] = method_page()
+    pages.update(guide_pages(GENERATED_MD))  # the Guide: tutorial, measuring, spec reference
     return pages
 
 

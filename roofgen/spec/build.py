@@ -6,6 +6,7 @@ from typing import Any
 
 from roofgen.model import (
     Case,
+    Collective,
     ComputeUnit,
     Issue,
     Kernel,
@@ -19,7 +20,9 @@ from roofgen.model import (
     Power,
     Roof,
     Runtime,
+    Sparsity,
     SubCeiling,
+    SweepPoint,
     TimeStats,
     Variant,
 )
@@ -105,6 +108,7 @@ def machine(data: dict[str, Any], file: str = "") -> Machine:
             launch_overhead_s=_opt(runtime.get("launch_overhead"), "time"),
             graph_launch_overhead_s=_opt(runtime.get("graph_launch_overhead"), "time"),
             sync_overhead_s=_opt(runtime.get("sync_overhead"), "time"),
+            pdl_launch_overhead_s=_opt(runtime.get("pdl_launch_overhead"), "time"),
         ),
         file=file,
     )
@@ -174,8 +178,15 @@ def case(data: dict[str, Any], file: str = "") -> Case:
                 name=v.get("name", v["id"]),
                 machine=v.get("machine", default_machine),
                 description=v.get("description", ""),
+                overlap=v.get("overlap"),
                 launches=tuple(
-                    Launch(x["kernel"], x.get("calls", 1), measurement(x["measurement"]))
+                    Launch(
+                        x["kernel"],
+                        x.get("calls", 1),
+                        _launch_measurement(x),
+                        overlap=x.get("overlap", v.get("overlap")),
+                        sweep=_sweep(x.get("sweep", [])),
+                    )
                     for x in v["launches"]
                 ),
             )
@@ -228,6 +239,28 @@ def time_stats(t: Any) -> TimeStats:
     )
 
 
+def _sweep(points: list[dict[str, Any]]) -> tuple[SweepPoint, ...]:
+    return tuple(
+        SweepPoint(
+            shape=dict(p["shape"]),
+            measurement=measurement(p["measurement"]),
+            weight=p.get("weight"),
+            label=p.get("label", ""),
+        )
+        for p in points
+    )
+
+
+def _launch_measurement(x: dict[str, Any]) -> Measurement:
+    """The launch's measurement; for a sweep, the weighted mean of its points per call."""
+    if "measurement" in x:
+        return measurement(x["measurement"])
+    from roofgen.analysis.sweep import mean_measurement, normalised_weights
+
+    points = _sweep(x["sweep"])
+    return mean_measurement([p.measurement for p in points], normalised_weights(points))
+
+
 def measurement(m: dict[str, Any]) -> Measurement:
     clocks = m.get("clocks", {})
     b = m.get("bytes")
@@ -254,9 +287,35 @@ def measurement(m: dict[str, Any]) -> Measurement:
         launches=m.get("launches"),
         syncs=m.get("syncs"),
         graph=m.get("graph", False),
+        launch_mechanism=m.get("launch_mechanism"),
+        global_ldst_instructions=_opt(m.get("global_ldst_instructions"), "instruction"),
+        global_transactions=_opt(m.get("global_transactions"), "transaction"),
+        shared_ldst_instructions=_opt(m.get("shared_ldst_instructions"), "instruction"),
+        shared_wavefronts=_opt(m.get("shared_wavefronts"), "transaction"),
+        collectives=tuple(_collective(c) for c in m.get("collectives", [])),
+        sparsity=_sparsity(m.get("sparsity")),
         grid=tuple(m["grid"]) if "grid" in m else None,
         block=tuple(m["block"]) if "block" in m else None,
         occupancy=m.get("occupancy"),
         waves=m.get("waves"),
         notes=m.get("notes", ""),
+        accepted=dict(m.get("accepted", {})),
     )
+
+
+def _collective(c: dict[str, Any]) -> Collective:
+    return Collective(
+        kind=c["kind"],
+        bytes_b=q(c["bytes"], "information"),
+        ranks=c["ranks"],
+        link=c["link"],
+        topology=c.get("topology", ""),
+        bus_factor=c.get("bus_factor"),
+        sms=c.get("sms"),
+    )
+
+
+def _sparsity(s: dict[str, Any] | None) -> Sparsity | None:
+    if s is None:
+        return None
+    return Sparsity(s["pattern"], _opt(s.get("metadata_bytes"), "information"))

@@ -108,7 +108,10 @@ def _sniff_machine_id(path: Path) -> set[str]:
     """The id a machine file that could not be loaded declares, read line by line, so
     that cases naming it do not also report an unknown machine."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")[:200_000]
+        if not path.is_file():  # a pipe or a device would never end
+            return set()
+        with path.open("rb") as f:  # the head only: the file may be huge
+            text = f.read(200_000).decode("utf-8", errors="replace")
     except OSError:
         return set()
     if not _SNIFF_KIND.search(text):
@@ -119,10 +122,13 @@ def _sniff_machine_id(path: Path) -> set[str]:
 
 def _display(path: Path, root: Path | None) -> str:
     if root is not None:
-        try:
-            return str(path.resolve().relative_to(root.resolve()))
-        except ValueError:
-            pass
+        # The path as given (a symbolic link keeps its own name), else with links
+        # resolved (the root may be reached through one).
+        for resolve in (os.path.abspath, os.path.realpath):
+            try:
+                return str(Path(resolve(path)).relative_to(resolve(root)))
+            except (ValueError, OSError):
+                continue
     return str(path)
 
 
@@ -147,11 +153,17 @@ def _kind(doc: Document, problems: list[Problem]) -> str | None:
         )
         return None
     if version != FORMAT_VERSION:
+        from roofgen.spec.migrate import can_migrate
+
         problems.append(
             doc.problem(
                 ("roofgen",),
-                f"spec format version {version!r} is not one this roofgen reads "
+                f"spec format version {version!r} is older than the one this roofgen reads "
+                f"({FORMAT_VERSION}): update the file with `roofgen migrate {doc.file}`"
+                if can_migrate(version)
+                else f"spec format version {version!r} is not one this roofgen reads "
                 f"(it reads version {FORMAT_VERSION})",
+                code="spec.old-version" if can_migrate(version) else "",
             )
         )
         return None

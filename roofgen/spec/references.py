@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from roofgen.problems import Problem
+from roofgen.spec.operators import check_operators
 from roofgen.spec.yamlload import Document, PathKey
 
 
@@ -153,6 +154,7 @@ def check_case(
     problems += _dupes(doc, data["variants"], ("variants",), "variant")
     refs = [r if isinstance(r, str) else r["id"] for r in data["machines"]]
     problems += _check_machine_refs(doc, refs, machines, broken)
+    problems += check_operators(doc)
     kernels = {k["id"]: k for k in data["kernels"]}
     variant_ids = {v["id"] for v in data["variants"]}
     for v_index, variant in enumerate(data["variants"]):
@@ -229,10 +231,19 @@ def _check_variant(
                 )
             )
         if machine is not None:
-            problems += _check_measurement(
-                doc, launch["measurement"], (*path, "measurement"), machine
-            )
+            for where, m in _measurements(launch, path):
+                problems += _check_measurement(doc, m, where, machine)
     return problems
+
+
+def _measurements(launch: dict[str, Any], path: PathKey) -> list[tuple[PathKey, dict[str, Any]]]:
+    """The launch's measurement, or those of its sweep's points."""
+    if "measurement" in launch:
+        return [((*path, "measurement"), launch["measurement"])]
+    return [
+        ((*path, "sweep", i, "measurement"), point["measurement"])
+        for i, point in enumerate(launch.get("sweep", []))
+    ]
 
 
 def _check_measurement(
@@ -283,4 +294,31 @@ def _check_measurement(
                         code="ref.level" if what != "link" else "ref.link",
                     )
                 )
+    for i, collective in enumerate(m.get("collectives") or []):
+        if collective["link"] not in links:
+            problems.append(
+                doc.problem(
+                    (*path, "collectives", i, "link"),
+                    _unknown(collective["link"], "link", links) + f" on machine {machine['id']!r}",
+                    code="ref.link",
+                )
+            )
+    problems += _check_sparsity(doc, m, path)
     return problems
+
+
+def _check_sparsity(doc: Document, m: dict[str, Any], path: PathKey) -> list[Problem]:
+    """A launch that declares sparsity must have '-sparse' work to apply it to."""
+    if "sparsity" not in m:
+        return []
+    sparse = any(p.endswith("-sparse") for by in (m.get("flops") or {}).values() for p in by)
+    if sparse:
+        return []
+    return [
+        doc.problem(
+            (*path, "sparsity"),
+            "the launch declares sparsity but has no '-sparse' FLOPs: record its tensor-core "
+            "work under a sparse precision (e.g. 'bf16-sparse', dense-equivalent FLOPs)",
+            code="ref.sparsity",
+        )
+    ]

@@ -222,7 +222,7 @@ def machine(
     from roofgen import machines as library
     from roofgen.spec import build, schema
 
-    entry = library.get(machine_id, version)
+    entry = library.entry(machine_id, version)
     doc = library.document(machine_id, entry.version) if entry is not None else None
     if entry is None or doc is None:
         known = ", ".join(library.ids())

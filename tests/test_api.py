@@ -360,3 +360,14 @@ def test_format_versions_match_the_library() -> None:
 
     assert roofgen.OUTPUT_FORMAT_VERSION == OUTPUT_VERSION
     assert roofgen.SPEC_FORMAT_VERSION == FORMAT_VERSION
+
+
+def test_machines_get_returns_a_model_machine():
+    import roofgen.machines
+
+    m = roofgen.machines.get("a100-40gb-sxm")
+    assert isinstance(m, roofgen.Machine)
+    assert m.id == "a100-40gb-sxm"
+    assert m.memory[0].bandwidth.value() == pytest.approx(1.555e12)
+    with pytest.raises(KeyError):
+        roofgen.machines.get("no-such-gpu")

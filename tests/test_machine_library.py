@@ -59,7 +59,7 @@ def test_the_library_holds_the_machines_asked_for():
 
 @pytest.mark.parametrize(("ident", "version"), ALL, ids=[f"{i}-v{v}" for i, v in ALL])
 def test_every_library_machine_validates(ident: str, version: int):
-    entry = library.get(ident, version)
+    entry = library.entry(ident, version)
     assert entry is not None
     doc = library.document(ident, version)
     assert doc is not None, library._load(ident, version)[1]
@@ -220,7 +220,7 @@ def test_a_content_pin_must_match(tmp_path, capsys):
 
 
 def test_two_cases_pinning_different_versions_is_an_error(tmp_path, capsys, monkeypatch):
-    entry = library.get("v100-sxm2", 1)
+    entry = library.entry("v100-sxm2", 1)
     assert entry is not None
     fake = library.LibraryMachine("v100-sxm2", 2, entry.path)
     index = {k: dict(v) for k, v in library.index().items()}
@@ -302,7 +302,7 @@ def test_machines_show_prints_the_pin(capsys):
     assert "- {id: h100-pcie, version: 1}" in out
     assert f'- {{id: h100-pcie, version: 1, sha256: "{digest}"}}' in out
     assert main(["machines", "show", "h100-pcie", "--format", "yaml"]) == 0
-    assert capsys.readouterr().out == library.get("h100-pcie").text()  # type: ignore[union-attr]
+    assert capsys.readouterr().out == library.entry("h100-pcie").text()  # type: ignore[union-attr]
     assert main(["machines", "show", "nope"]) == 1
     assert "no machine 'nope' in roofgen's library" in capsys.readouterr().err
 

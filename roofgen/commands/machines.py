@@ -41,7 +41,7 @@ def _list(fmt: str) -> None:
     team = _team_files(team_machine_files)
     rows = []
     for ident in library.ids():
-        entry = library.get(ident)
+        entry = library.entry(ident)
         doc = library.document(ident)
         assert entry is not None
         if doc is None:
@@ -138,7 +138,7 @@ def _device_bandwidth(data: dict[str, Any]) -> float | None:
 def _entry(ident: str, version: int | None) -> Any:
     from roofgen import machines as library
 
-    entry = library.get(ident, version)
+    entry = library.entry(ident, version)
     if entry is None:
         if ident not in library.index():
             say(

@@ -23,10 +23,13 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofgen.problems import Problem, Severity
 from roofgen.spec.yamlload import Document, load_text
+
+if TYPE_CHECKING:
+    from roofgen.model import Machine
 
 DISPLAY_ROOT = "roofgen-library"
 _VERSION_FILE = re.compile(r"^v([1-9][0-9]*)\.yaml$")
@@ -85,8 +88,8 @@ def latest(machine_id: str) -> int | None:
     return found[-1] if found else None
 
 
-def get(machine_id: str, version: int | None = None) -> LibraryMachine | None:
-    """A library machine at ``version`` (default: the latest), or None."""
+def entry(machine_id: str, version: int | None = None) -> LibraryMachine | None:
+    """The library file of a machine at ``version`` (default: the latest), or None."""
     by_version = index().get(machine_id)
     if not by_version:
         return None
@@ -100,10 +103,10 @@ def _load(machine_id: str, version: int) -> tuple[Document | None, tuple[Problem
     """A library machine's document, schema-checked (problems name the library file)."""
     from roofgen.spec import schema
 
-    entry = get(machine_id, version)
-    if entry is None:
+    found = entry(machine_id, version)
+    if found is None:
         return None, ()
-    doc, problems = load_text(entry.text(), entry.display)
+    doc, problems = load_text(found.text(), found.display)
     if doc is None:
         return None, tuple(problems)
     problems = schema.validate(doc, "machine")
@@ -112,8 +115,8 @@ def _load(machine_id: str, version: int) -> tuple[Document | None, tuple[Problem
 
 def document(machine_id: str, version: int | None = None) -> Document | None:
     """The loaded document of a library machine (None if absent or invalid)."""
-    entry = get(machine_id, version)
-    return None if entry is None else _load(entry.id, entry.version)[0]
+    found = entry(machine_id, version)
+    return None if found is None else _load(found.id, found.version)[0]
 
 
 def content_hash(data: Any) -> str:
@@ -237,3 +240,13 @@ def _listing(numbers: list[int]) -> str:
     if len(numbers) == 1:
         return f"version {numbers[0]}"
     return "versions " + ", ".join(map(str, numbers[:-1])) + f" and {numbers[-1]}"
+
+
+def get(machine_id: str, version: int | None = None) -> Machine:
+    """A library machine as a model object (``version``: the latest when None).
+
+    Raises KeyError when the library has no such machine or version.
+    """
+    from roofgen.workspace import machine
+
+    return machine(machine_id, version)

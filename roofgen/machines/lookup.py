@@ -69,7 +69,7 @@ def find_machine(
         if problems:
             return None, problems
         return FoundMachine(ident, doc.data, str(team[ident]), False), []
-    entry = library.get(ident)
+    entry = library.entry(ident)
     if entry is None:
         known = sorted(set(team) | set(library.ids()))
         message = (

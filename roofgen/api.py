@@ -103,7 +103,8 @@ def check(
     cached = check_cache.read(cache_dir, key)
     if isinstance(cached, CheckResult):
         return cached
-    result = _check(paths, thresholds, rules_file, display_root)
+    # A miss: unchanged files still come from the per-file document cache.
+    result = _check(paths, thresholds, rules_file, display_root, cache_dir)
     if not result.failed():
         check_cache.write(cache_dir, key, result)
     return result
@@ -114,8 +115,9 @@ def _check(
     thresholds: Thresholds | None,
     rules_file: Path | None,
     display_root: Path | None,
+    cache_dir: Path | None = None,
 ) -> CheckResult:
-    loaded = load(paths, display_root=display_root)
+    loaded = load(paths, display_root=display_root, cache_dir=cache_dir)
     problems = list(loaded.problems)
     rules = shipped_rules()
     ruleset = shipped_ruleset()

@@ -17,6 +17,7 @@ uses ``chromium_browser`` or ``watched_page``), so ``-m "not browser"`` skips th
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -32,10 +33,20 @@ from browser import (
     playwright_version,
     serve_directory,
 )
+from hypothesis import settings as hypothesis_settings
 
 if TYPE_CHECKING:
     from browser import WatchedPage
     from playwright.sync_api import Browser
+
+# Hypothesis profiles: "ci" (chosen by CI=true) runs a bounded, derandomised set of
+# examples with no deadline, so CI runs repeat exactly; "fuzz" runs many more examples
+# (HYPOTHESIS_PROFILE=fuzz pytest tests/test_fuzz_loader.py).
+hypothesis_settings.register_profile("ci", max_examples=50, deadline=None, derandomize=True)
+hypothesis_settings.register_profile("fuzz", max_examples=5_000, deadline=None)
+hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if in_ci() else "default")
+)
 
 _BROWSER_FIXTURES = frozenset({"chromium_executable", "chromium_browser", "watched_page"})
 _BROWSER_RUN: dict[str, str] = {}

@@ -168,6 +168,8 @@ def build_site(
             docs = stage / "docs"
             with clock("write"):
                 js, polyfills = _write_docs(docs, pages, svgs, extras, cache_dir or stage / "cache")
+            # Written: let go of the pages and charts before MkDocs holds its own copy.
+            del charts, rendered, pages, svgs
             if markdown_only:
                 tree = docs
             else:

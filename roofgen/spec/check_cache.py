@@ -28,7 +28,7 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 
 
 @cache
-def _roofgen_digest() -> str:
+def roofgen_digest() -> str:
     """Digest of roofgen's own code and data, so an edited roofgen never reads stale results."""
     h = hashlib.sha256(__version__.encode())
     roots = [_PACKAGE, _PACKAGE.parent / "schemas"]
@@ -45,7 +45,7 @@ def _roofgen_digest() -> str:
 def key(
     paths: Sequence[Path], thresholds: Any, rules_file: Path | None, display_root: Path | None
 ) -> str:
-    h = hashlib.sha256(_roofgen_digest().encode())
+    h = hashlib.sha256(roofgen_digest().encode())
     h.update(repr((thresholds, str(display_root), [str(p) for p in paths])).encode())
     files, _ = discover(paths, display_root)
     if rules_file is not None:

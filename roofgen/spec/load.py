@@ -12,6 +12,7 @@ from roofgen import machines as machine_library
 from roofgen.model import Case, Machine, Specs
 from roofgen.problems import Problem, Severity
 from roofgen.spec import build, references, schema
+from roofgen.spec.file_cache import DocumentCache
 from roofgen.spec.yamlload import Document, load_file
 
 SPEC_SUFFIXES = (".yaml", ".yml")
@@ -56,13 +57,26 @@ def discover(
     return unique, problems
 
 
-def load(paths: Sequence[Path], *, display_root: Path | None = None) -> LoadResult:
-    """Load and check every spec under ``paths``; collect every problem."""
+def load(
+    paths: Sequence[Path], *, display_root: Path | None = None, cache_dir: Path | None = None
+) -> LoadResult:
+    """Load and check every spec under ``paths``; collect every problem.
+
+    With ``cache_dir``, files unchanged since an earlier check are not parsed and
+    validated again (see :mod:`roofgen.spec.file_cache`); the checks across files
+    always run.
+    """
     files, problems = discover(paths, display_root)
     docs: list[tuple[Document, str]] = []
     broken_machines: set[str] = set()  # ids of machine files with errors of their own
+    cache = DocumentCache(cache_dir) if cache_dir is not None else None
     for path in files:
-        doc, found = load_file(path, _display(path, display_root))
+        shown = _display(path, display_root)
+        cached = cache.get(path, shown) if cache is not None else None
+        if cached is not None:
+            docs.append(cached)
+            continue
+        doc, found = load_file(path, shown)
         problems += found
         if doc is None:
             broken_machines |= _sniff_machine_id(path)
@@ -75,8 +89,12 @@ def load(paths: Sequence[Path], *, display_root: Path | None = None) -> LoadResu
         problems += found
         if not found:
             docs.append((doc, kind))
+            if cache is not None:
+                cache.put(path, doc, kind)
         elif kind == "machine" and isinstance(doc.data.get("id"), str):
             broken_machines.add(doc.data["id"])
+    if cache is not None:
+        cache.prune()
     machines_docs = _index(docs, "machine", problems)
     case_docs = _index(docs, "case", problems)
     # Machines the cases name that the specs do not hold come from roofgen's machine

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation, localcontext
-from functools import cache
+from decimal import Decimal, InvalidOperation, Overflow, localcontext
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -103,8 +103,15 @@ BASE_UNIT: dict[str, str] = {
 }
 
 # A unit is words (letters, µ) joined by '/', '*' or spaces, each with an optional
-# exponent; anything else (a decimal comma, a second number) is not a unit.
-_UNIT = re.compile(r"^[A-Za-zµμ]+(?:\^-?\d+)?(?:\s*[/*]?\s*[A-Za-zµμ]+(?:\^-?\d+)?)*$")
+# exponent of one or two digits; anything else (a decimal comma, a second number) is
+# not a unit. Each join is required, so a word cannot be split in several ways: an
+# unmatched long word costs linear time, not exponential (no catastrophic backtracking).
+_WORD = r"[A-Za-zµμ]+(?:\^-?\d{1,2})?"
+_UNIT = re.compile(rf"^{_WORD}(?:(?:\s*[/*]\s*|\s+|(?<=\d)){_WORD})*$")
+# Longer unit texts are refused before pint parses them (pint's prefix search is slow
+# on long words); roofgen's longest unit, 'instructions/s', has 14 characters.
+MAX_UNIT_CHARS = 40
+LARGEST = "1.8e308"  # sys.float_info.max, as messages write it
 _NUMBER = re.compile(r"^\s*([+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(.*?)\s*$")
 
 
@@ -127,19 +134,23 @@ def _registry() -> Any:
         return pint.UnitRegistry(str(path), autoconvert_offset_to_baseunit=False)
 
 
-@cache
+@lru_cache(maxsize=4096)
 def _parse_unit(text: str) -> _ParsedUnit:
     ureg = _registry()
     try:
         quantity = ureg.parse_expression(text) if text else ureg.Quantity(1)
+        if not hasattr(quantity, "to_base_units"):
+            raise QuantityError(f"unknown unit {text!r}")
+        base = quantity.to_base_units()  # raises OverflowError for e.g. 'ms^-99'
+        magnitude = base.magnitude
+        factor = Decimal(magnitude) if isinstance(magnitude, int) else Decimal(repr(magnitude))
+        if not factor.is_finite() or factor == 0:
+            raise QuantityError(f"unknown unit {text!r}")
+        dims = tuple(sorted((str(k), int(v)) for k, v in base.dimensionality.items()))
+    except QuantityError:
+        raise
     except Exception as exc:  # pint raises several unrelated exception types
         raise QuantityError(f"unknown unit {text!r}") from exc
-    if not hasattr(quantity, "to_base_units"):
-        raise QuantityError(f"unknown unit {text!r}")
-    base = quantity.to_base_units()
-    magnitude = base.magnitude
-    factor = Decimal(magnitude) if isinstance(magnitude, int) else Decimal(repr(magnitude))
-    dims = tuple(sorted((str(k), int(v)) for k, v in base.dimensionality.items()))
     return _ParsedUnit(factor, dims)
 
 
@@ -162,44 +173,70 @@ def parse_quantity(value: Any, dimension: str) -> float:
     if isinstance(value, bool):
         raise QuantityError(f"expected {_label(dimension)} such as '{example}', not {value}")
     if isinstance(value, int | float):
-        return _finite(float(value), dimension, value)
+        try:
+            plain = float(value)
+        except OverflowError:  # an int beyond a float's range
+            raise QuantityError(_too_large(value, dimension)) from None
+        return _finite(plain, dimension, value)
     if not isinstance(value, str):
         raise QuantityError(f"expected {_label(dimension)} such as '{example}'")
+    shown = _shown(value)
     match = _NUMBER.match(value)
     if match is None:
         raise QuantityError(
-            f"{value!r} is not {_label(dimension)}: write a number and a unit, e.g. '{example}'"
+            f"{shown} is not {_label(dimension)}: write a number and a unit, e.g. '{example}'"
         )
     number_text, unit_text = match.group(1), match.group(2)
     try:
         number = Decimal(number_text.replace("_", ""))
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only numbers
-        raise QuantityError(f"{value!r} is not a number") from exc
+        raise QuantityError(f"{shown} is not a number") from exc
     try:
-        if unit_text and not _UNIT.match(unit_text):
-            raise QuantityError(f"unknown unit {unit_text!r}")
+        if unit_text and (len(unit_text) > MAX_UNIT_CHARS or not _UNIT.match(unit_text)):
+            raise QuantityError(f"unknown unit {_shown(unit_text)}")
         unit = _parse_unit(unit_text)
     except QuantityError as exc:
         raise QuantityError(
-            f"{value!r}: {exc}; {_label(dimension)} is written like '{example}'"
+            f"{shown}: {exc}; {_label(dimension)} is written like '{example}'"
         ) from None
     if unit.dimensionality != expected:
         if not unit_text:  # a plain number is in base units
             return _finite(float(number), dimension, value)
         got = _label(dimension_name(unit.dimensionality))
-        raise QuantityError(f"{value!r} is {got}, not {_label(dimension)}; write e.g. '{example}'")
+        raise QuantityError(f"{shown} is {got}, not {_label(dimension)}; write e.g. '{example}'")
     with localcontext() as ctx:  # exact: both operands have fewer than 60 digits
         ctx.prec = 60
+        ctx.traps[Overflow] = False  # an overflowing product is infinite, reported below
         product = number * unit.factor
-    return _finite(float(product), dimension, value)
+    result = float(product)
+    if math.isinf(result) and math.isfinite(float(number)):  # finite until converted
+        raise QuantityError(_too_large(value, dimension))
+    return _finite(result, dimension, value)
 
 
 def _finite(result: float, dimension: str, original: Any) -> float:
     if not math.isfinite(result):
         raise QuantityError(
-            f"{original!r} is not finite: write {_label(dimension)} such as '{EXAMPLES[dimension]}'"
+            f"{_shown(original)} is not finite: write {_label(dimension)} "
+            f"such as '{EXAMPLES[dimension]}'"
         )
     return result
+
+
+def _too_large(value: Any, dimension: str) -> str:
+    return (
+        f"{_shown(value)} is too large: it is more than {LARGEST} {BASE_UNIT[dimension]}, "
+        f"the largest number roofgen computes with; write {_label(dimension)} "
+        f"such as '{EXAMPLES[dimension]}'"
+    )
+
+
+def _shown(value: Any) -> str:
+    """``value`` as a message quotes it, shortened when long."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of about {math.ceil(value.bit_length() * math.log10(2))} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:56] + "...'"
 
 
 def _label(dimension: str | None) -> str:

@@ -82,20 +82,42 @@ def validate(doc: Document, kind: str) -> list[Problem]:
         return []
     problems = []
     for error in validator(kind).iter_errors(doc.data):
-        problems.extend(_to_problems(doc, error))
+        problems.extend(_to_problems(doc, error, kind))
     return _dedupe(problems)
 
 
-def _to_problems(doc: Document, error: ValidationError) -> list[Problem]:
+def _to_problems(doc: Document, error: ValidationError, kind: str = "") -> list[Problem]:
     path: PathKey = tuple(error.absolute_path)
     if error.validator in ("oneOf", "anyOf") and error.context:
         best = _best_branch(error)
         if best is not None:
-            return [p for e in best for p in _to_problems(doc, e)]
+            return [p for e in best for p in _to_problems(doc, e, kind)]
         return [doc.problem(path, _no_branch(error), code="schema.type")]
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        return _unknown_keys(doc, error, path)
-    return [doc.problem(path, _message(error), code=f"schema.{error.validator}")]
+        return [_see_reference(p, kind, path) for p in _unknown_keys(doc, error, path)]
+    problem = doc.problem(path, _message(error), code=f"schema.{error.validator}")
+    if error.validator == "required":
+        return [_see_reference(problem, kind, (*path, _missing_key(error)))]
+    return [problem]
+
+
+def _see_reference(problem: Problem, kind: str, path: PathKey) -> Problem:
+    """End the message of an unknown or missing key with the anchor of the field's entry
+    on the site's reference page (guide/reference): '... (see reference: ANCHOR)'."""
+    from dataclasses import replace
+
+    from roofgen.spec.reference import anchor_for
+
+    anchor = anchor_for(kind, path)
+    if not anchor:
+        return problem
+    text = problem.message
+    end = "." if text.endswith(".") else ""
+    return replace(problem, message=f"{text.removesuffix('.')} (see reference: {anchor}){end}")
+
+
+def _missing_key(error: ValidationError) -> str:
+    return error.message.split("'")[1] if "'" in error.message else error.message
 
 
 def _best_branch(error: ValidationError) -> list[ValidationError] | None:
@@ -134,7 +156,7 @@ def _unknown_keys(doc: Document, error: ValidationError, path: PathKey) -> list[
             valid = f"{'' if close else '.'} Valid keys match: " + ", ".join(patterns) + "."
         else:
             valid = ""
-        message = f"unknown key {key!r}{hint}{valid}"
+        message = f"unknown key {_show(key)}{hint}{valid}"
         problems.append(doc.problem((*path, key), message, key=True, code="schema.unknown-key"))
     return problems
 
@@ -142,7 +164,7 @@ def _unknown_keys(doc: Document, error: ValidationError, path: PathKey) -> list[
 def _message(error: ValidationError) -> str:
     v, inst, schema = error.validator, error.instance, error.schema
     if v == "required":
-        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        missing = _missing_key(error)
         desc = schema.get("properties", {}).get(missing, {}).get("description", "")
         first = desc.split(". ")[0].rstrip(".")
         return f"missing required key {missing!r}" + (f" ({first})" if first else "")

@@ -5,33 +5,61 @@ Python data with the YAML 1.2 core schema (so ``1e12`` and ``1.0e12`` are
 numbers and ``no`` stays a string), refuses duplicate keys, refuses alias
 expansion out of proportion to the file, and records ``(line, column)`` for
 each path inside the document.
+
+Untrusted input is bounded before it costs anything: files over MAX_FILE_BYTES
+are refused unread, files with more than MAX_NODES values after a streaming
+count, nesting beyond MAX_DEPTH, aliases that expand beyond a budget
+proportional to the file, and numbers beyond a float's range. A UTF-8 byte order
+mark is accepted (YAML allows it); UTF-16, UTF-32 and binary files are refused
+with a message that says what they are. Escapes for control characters are
+refused, and U+2028/U+2029 become line feeds.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
 from roofgen.problems import Problem, format_path
 
 try:  # the C composer is several times faster
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 64
+# PyYAML's node tree costs about 500 bytes and 4 us per value: 500,000 values (ten
+# times the largest real spec) take about 250 MB and 2 s. A file with more is refused
+# after a streaming count (O(1) memory), before the tree is built.
+MAX_NODES = 500_000
 
 PathKey = tuple[str | int, ...]
 
 _TAG = "tag:yaml.org,2002:"
-_IMPLICIT = {_TAG + t for t in ("str", "int", "float", "bool", "null", "timestamp", "value")}
-_ALLOWED = _IMPLICIT | {_TAG + "seq", _TAG + "map", _TAG + "merge"}
+# Plain (unquoted, untagged) scalars get this tag, so that an explicit tag is never
+# mistaken for the parser's guess: '!!str 12' is a string, '12' a number.
+_PLAIN = "tag:roofgen,2024:plain"
+_SCALAR_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
+_ALLOWED = {_PLAIN, _TAG + "seq", _TAG + "map", _TAG + "merge"} | _SCALAR_TAGS
+
+
+class _Loader(_BaseLoader):
+    """The C composer with YAML 1.2 core resolution done by :func:`_scalar`."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is yaml.ScalarNode and implicit[0]:
+            return _TAG + "merge" if value == "<<" else _PLAIN
+        return str(yaml.resolver.BaseResolver.resolve(self, kind, value, implicit))
+
+
 _NULL = {"", "~", "null", "Null", "NULL"}
 _TRUE = {"true", "True", "TRUE"}
 _FALSE = {"false", "False", "FALSE"}
@@ -83,20 +111,41 @@ def load_file(path: Path, display: str | None = None) -> tuple[Document | None, 
     """Load one YAML file; return the document, or None and the problems."""
     name = display or str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            limit = MAX_FILE_BYTES // (1024 * 1024)
-            msg = f"file is {size / 1e6:.1f} MB, above the {limit} MiB limit for a spec file"
-            return None, [Problem(name, 0, 0, "", msg + "; split it into several files")]
-        raw = path.read_bytes()
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            return None, [Problem(name, 0, 0, "", "is a folder, not a spec file")]
+        if not stat.S_ISREG(info.st_mode):  # a pipe or a device would never end
+            return None, [Problem(name, 0, 0, "", "is not a regular file: a spec is a text file")]
+        if info.st_size > MAX_FILE_BYTES:
+            return None, [_too_big(name, info.st_size)]
+        with path.open("rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat()
+        if len(raw) > MAX_FILE_BYTES:
+            return None, [_too_big(name, len(raw))]
     except OSError as exc:
-        return None, [Problem(name, 0, 0, "", f"cannot read the file: {exc.strerror}")]
+        reason = exc.strerror or str(exc)
+        return None, [Problem(name, 0, 0, "", f"cannot read the file: {reason}")]
     return load_bytes(raw, name)
 
 
+def _too_big(name: str, size: int) -> Problem:
+    limit = MAX_FILE_BYTES // (1024 * 1024)
+    message = f"file is {size / 1e6:.1f} MB, above the {limit} MiB limit for a spec file"
+    return Problem(name, 0, 0, "", message + "; split it into several files")
+
+
 def load_bytes(raw: bytes, name: str) -> tuple[Document | None, list[Problem]]:
+    """Decode ``raw`` as UTF-8 and load it.
+
+    A UTF-8 byte order mark is accepted and skipped: YAML allows one, and some
+    Windows editors write it. UTF-16 and UTF-32 text and binary files (images,
+    archives) are refused with a message that says what the file is.
+    """
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
+    other = _not_utf8(raw)
+    if other:
+        return None, [Problem(name, 0, 0, "", other)]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -115,14 +164,21 @@ def load_bytes(raw: bytes, name: str) -> tuple[Document | None, list[Problem]]:
 
 
 def load_text(text: str, name: str) -> tuple[Document | None, list[Problem]]:
+    # Every value takes at least one character, so only longer texts can hold too many.
+    crowded = _count_nodes(text, name) if len(text) > MAX_NODES else None
+    if crowded is not None:
+        return None, [crowded]
     try:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
-        return None, [Problem(name, line, column, "", f"YAML syntax error: {_yaml_message(exc)}")]
+        message = _yaml_message(exc, _char_at(text, exc.problem_mark))
+        return None, [Problem(name, line, column, "", f"YAML syntax error: {message}")]
+    except yaml.reader.ReaderError as exc:
+        return None, [_reader_problem(text, name, exc)]
     except yaml.YAMLError as exc:
-        return None, [Problem(name, 0, 0, "", f"YAML error: {exc}")]
+        return None, [Problem(name, 0, 0, "", "YAML error: " + " ".join(str(exc).split()))]
     except RecursionError:
         return None, [Problem(name, 0, 0, "", f"nesting deeper than {MAX_DEPTH} levels")]
     doc = Document(name, None)
@@ -135,16 +191,85 @@ def load_text(text: str, name: str) -> tuple[Document | None, list[Problem]]:
         mark = exc.node.start_mark if exc.node is not None else None
         line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         return None, [Problem(name, line, column, "", exc.message)]
+    except RecursionError:  # pragma: no cover - MAX_DEPTH stops nesting long before
+        return None, [Problem(name, 0, 0, "", f"nesting deeper than {MAX_DEPTH} levels")]
     if builder.problems:
         return None, builder.problems
     return doc, []
 
 
-def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
+def _count_nodes(text: str, name: str) -> Problem | None:
+    """A problem if ``text`` holds more than MAX_NODES values; parse events are
+    streamed and dropped, so counting costs no memory. Syntax errors are left to
+    the full parse, which locates them."""
+    loader = _Loader(text)
+    count = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            count += 1
+            if count > MAX_NODES:
+                mark: Any = getattr(event, "start_mark", None)
+                line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+                message = f"more than {MAX_NODES:,} values in one file: split it into several"
+                return Problem(name, line, column, "", message)
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    return None
+
+
+# Binary formats a spec folder may hold by mistake, by their first bytes.
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"GIF8", "a GIF image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"%PDF-", "a PDF document"),
+    (b"PK\x03\x04", "a ZIP archive (or an Office document)"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"\x7fELF", "an executable"),
+)
+
+
+def _not_utf8(raw: bytes) -> str:
+    """Why ``raw`` is not UTF-8 text at all, or ''."""
+    for magic, what in _MAGIC:
+        if raw.startswith(magic):
+            return f"the file is {what}, not text: a spec is a YAML text file"
+    head = raw[:4]
+    # A UTF-16 or UTF-32 byte order mark, or ASCII text with every other byte NUL.
+    marked = head.startswith((b"\xff\xfe", b"\xfe\xff", b"\0\0\xfe\xff"))
+    wide = len(head) == 4 and b"\0\0" in (head[0::2], head[1::2]) and head != b"\0\0\0\0"
+    if marked or wide:
+        return "the file is UTF-16 or UTF-32 text: save it as UTF-8"
+    return ""
+
+
+def _reader_problem(text: str, name: str, exc: yaml.reader.ReaderError) -> Problem:
+    """A character YAML does not allow (a control character), located."""
+    at = exc.position
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+    return Problem(
+        name, line, column, "",
+        f"the control character U+{ord(char):04X} is not allowed in YAML: remove it",
+    )  # fmt: skip
+
+
+def _char_at(text: str, mark: Any) -> str:
+    index = getattr(mark, "index", -1)
+    return text[index] if 0 <= index < len(text) else ""
+
+
+def _yaml_message(exc: yaml.MarkedYAMLError, char: str = "") -> str:
     """The parser's problem with its context, as one sentence."""
     problem = exc.problem or "invalid YAML"
-    if "tab character" in problem:
+    if "tab character" in problem or (char == "\t" and "cannot start any token" in problem):
         return "a tab character indents this line: YAML indents with spaces only"
+    if "maximum nesting depth" in problem:  # libyaml stops at 1,000 levels
+        return f"nesting deeper than {MAX_DEPTH} levels"
     context = exc.context
     if not context:
         return problem
@@ -163,39 +288,74 @@ class _Builder:
         self.doc = doc
         self.budget = budget
         self.problems: list[Problem] = []
+        self.open: set[int] = set()  # ids of the collection nodes being built
 
-    def build(self, node: yaml.Node, path: PathKey, depth: int) -> Any:
+    def _spend(self, node: yaml.Node, depth: int) -> None:
+        """Count one node visited; refuse alias bombs and deep (or self-) nesting."""
         self.budget -= 1
         if self.budget < 0:
             raise _Refused(node, "aliases expand far beyond the file's size (an alias bomb?)")
         if depth > MAX_DEPTH:
             raise _Refused(node, f"nesting deeper than {MAX_DEPTH} levels")
+
+    def build(self, node: yaml.Node, path: PathKey, depth: int) -> Any:
+        self._spend(node, depth)
         mark = node.start_mark
         self.doc.positions.setdefault(path, (mark.line + 1, mark.column + 1))
         if node.tag not in _ALLOWED:
             raise _Refused(
                 node, f"the tag {_show_tag(node.tag)!r} is not allowed in a spec: remove it"
             )
+        expected = _KIND_TAGS.get(type(node), _SCALAR_TAGS | {_PLAIN, _TAG + "merge"})
+        if node.tag not in expected:
+            raise _Refused(
+                node, f"the tag {_show_tag(node.tag)!r} does not fit this value: remove it"
+            )
         if isinstance(node, yaml.ScalarNode):
-            value = _scalar(node)
+            try:
+                value = _scalar(node)
+            except _BadScalar as exc:
+                self.problems.append(self.doc.problem(path, str(exc)))
+                return None
             if isinstance(value, float) and not math.isfinite(value):
                 self.doc.finite = False
+            elif isinstance(value, str) and ("\u2028" in value or "\u2029" in value):
+                # Line and paragraph separators are line breaks: written as '\n', since
+                # JSON (and so Vega-Lite's generated expressions) leaves them raw,
+                # where a JavaScript string may not hold them.
+                value = value.replace("\u2028", "\n").replace("\u2029", "\n")
             return value
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
-        assert isinstance(node, yaml.MappingNode)
-        return self._mapping(node, path, depth)
+        if id(node) in self.open:  # 'a: &a [*a]': the value holds itself
+            raise _Refused(node, "this value contains itself through an alias: remove the alias")
+        self.open.add(id(node))
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                return [
+                    self.build(item, (*path, i), depth + 1) for i, item in enumerate(node.value)
+                ]
+            assert isinstance(node, yaml.MappingNode)
+            return self._mapping(node, path, depth)
+        finally:
+            self.open.discard(id(node))
 
     def _mapping(self, node: yaml.MappingNode, path: PathKey, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        merges: list[yaml.Node] = []
+        merges: list[tuple[yaml.Node, yaml.Node]] = []
         for key_node, value_node in node.value:
             if key_node.tag == _TAG + "merge":  # '<<: *base' merges a mapping (or several)
-                merges.append(value_node)
+                merges.append((key_node, value_node))
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
                 raise _Refused(key_node, "a key must be a plain word, not a list or a mapping")
-            key = _scalar(key_node)
+            if key_node.style == '"':
+                try:
+                    _printable(key_node.value)
+                except _BadScalar as exc:
+                    raise _Refused(key_node, str(exc)) from None
+            try:
+                key = _scalar(key_node)
+            except _BadScalar:  # a key like 1e999 is only a name
+                key = key_node.value
             key = str(key) if key is not None else "null"
             child = (*path, key)
             kmark = key_node.start_mark
@@ -216,27 +376,116 @@ class _Builder:
             out[key] = self.build(value_node, child, depth + 1)
         # Explicit keys win over merged ones (and keep their positions), earlier merges
         # over later ones.
-        for source in (
-            m for value_node in merges for m in self._merge_sources(value_node, path, depth)
-        ):
-            for key, value in source.items():
-                out.setdefault(key, value)
+        for key_node, value_node in merges:
+            for source in self._merge_sources(key_node, value_node, path, depth):
+                for key, value in source.items():
+                    out.setdefault(key, value)
         return out
 
-    def _merge_sources(self, node: yaml.Node, path: PathKey, depth: int) -> list[dict[str, Any]]:
+    def _merge_sources(
+        self, key: yaml.Node, node: yaml.Node, path: PathKey, depth: int
+    ) -> list[dict[str, Any]]:
         nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
         sources = []
         for item in nodes:
+            self._spend(item, depth + 1)  # merging costs, even of empty mappings
             if not isinstance(item, yaml.MappingNode):
-                raise _Refused(item, "'<<' merges mappings only: alias a mapping ('<<: *name')")
-            sources.append(self._mapping(item, path, depth + 1))
+                raise _Refused(key, "'<<' merges mappings only: alias a mapping ('<<: *name')")
+            if id(item) in self.open:
+                raise _Refused(key, "'<<' merges a mapping into itself: remove it")
+            self.open.add(id(item))
+            try:
+                sources.append(self._mapping(item, path, depth + 1))
+            finally:
+                self.open.discard(id(item))
         return sources
+
+
+_KIND_TAGS: dict[type[yaml.Node], set[str]] = {
+    yaml.SequenceNode: {_TAG + "seq"},
+    yaml.MappingNode: {_TAG + "map"},
+}
+
+
+class _BadScalar(ValueError):
+    """A scalar that cannot be read: a number beyond a float's range, or a value that
+    does not fit its explicit tag."""
+
+
+# The most digits an integer below a float's maximum (about 1.8e308) can have.
+_MAX_INT_DIGITS = 309
+
+
+def _int(text: str, base: int = 10) -> int:
+    """``text`` ('12', '-3', '0x1f', '0o17') as an int no larger than a float holds."""
+    digits = text[2:] if base != 10 else text.lstrip("+-")
+    too_large = f"the number {_shorten(text)} is too large: numbers go up to about 1.8e308"
+    if base == 10 and len(digits) > _MAX_INT_DIGITS:  # int() refuses over 4,300 digits
+        raise _BadScalar(too_large)
+    value = int(digits, base) * (-1 if text.startswith("-") else 1)
+    if abs(value) > _FLOAT_MAX:
+        raise _BadScalar(too_large)
+    return value
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # '1e309': overflows, unlike '.inf' which says so
+        raise _BadScalar(
+            f"the number {_shorten(text)} is too large: numbers go up to about 1.8e308"
+        )
+    return value
+
+
+_FLOAT_MAX = int(sys.float_info.max)
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:12]}... ({len(text)} characters)"
+
+
+# Characters YAML refuses in a file but a double-quoted escape ("\0", "\x01",
+# "\uFFFF") still produces. None is text a person means, and several are not XML:
+# one in a name would abort the SVG renderer.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def _printable(value: str) -> None:
+    bad = _UNPRINTABLE.search(value)
+    if bad:
+        raise _BadScalar(
+            f"the escape for U+{ord(bad.group()):04X}, a control character, is not "
+            "allowed in a spec: remove it"
+        )
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:
     value: str = node.value
-    if node.style:  # quoted or block scalars are strings
+    tag = node.tag
+    if node.style == '"':
+        _printable(value)
+    if tag == _PLAIN:
+        return _core(value, _SPECIAL.get(value, value))
+    if tag in (_TAG + "str", _TAG + "timestamp", _TAG + "merge"):
         return value
+    expected = _TAGGED_TYPES[tag]
+    result: Any = _core(value, _SPECIAL.get(value, _NOT_SPECIAL))
+    if not isinstance(result, expected) or (isinstance(result, bool) and bool not in expected):
+        raise _BadScalar(f"{_shorten(value)!r} does not fit the tag {_show_tag(tag)!r}: remove it")
+    return float(cast(float, result)) if tag == _TAG + "float" else result
+
+
+_NOT_SPECIAL = object()
+_TAGGED_TYPES: dict[str, tuple[type, ...]] = {
+    _TAG + "null": (type(None),),
+    _TAG + "bool": (bool,),
+    _TAG + "int": (int,),
+    _TAG + "float": (float, int),
+}
+
+
+def _core(value: str, otherwise: Any) -> Any:
+    """``value`` read by the YAML 1.2 core schema; ``otherwise`` if not null, bool or a number."""
     if value in _NULL:
         return None
     if value in _TRUE:
@@ -244,13 +493,11 @@ def _scalar(node: yaml.ScalarNode) -> Any:
     if value in _FALSE:
         return False
     if _INT.match(value):
-        return int(value)
+        return _int(value)
     if _OCT.match(value):
-        return int(value[2:], 8)
+        return _int(value, 8)
     if _HEX.match(value):
-        return int(value[2:], 16)
+        return _int(value, 16)
     if _FLOAT.match(value):
-        return float(value)
-    if value in _SPECIAL:
-        return _SPECIAL[value]
-    return value
+        return _float(value)
+    return otherwise

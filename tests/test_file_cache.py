@@ -1,0 +1,90 @@
+"""The per-file document cache: after a change to one file only that file is parsed
+and validated again, and the result is the same as without any cache."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import roofgen.spec.load as spec_load
+from roofgen.api import check
+
+SEVERAL = Path(__file__).parent / "cases" / "valid" / "several-machines"
+
+
+@pytest.fixture
+def specs(tmp_path: Path) -> Path:
+    shutil.copytree(SEVERAL, tmp_path / "specs")
+    return tmp_path / "specs"
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the files the loader parses."""
+    names: list[str] = []
+    real = spec_load.load_file
+
+    def counting(path: Path, display: str | None = None):
+        names.append(Path(path).name)
+        return real(path, display)
+
+    monkeypatch.setattr(spec_load, "load_file", counting)
+    return names
+
+
+def _entries(cache: Path) -> list[str]:
+    return sorted(p.name for p in (cache / "documents").glob("doc-*.pickle"))
+
+
+def test_only_the_changed_file_is_parsed_again(specs, tmp_path, parsed) -> None:
+    cache = tmp_path / "cache"
+    first = check([specs], cache_dir=cache)
+    assert not first.failed()
+    assert sorted(parsed) == sorted(p.name for p in specs.iterdir())
+    entries = _entries(cache)
+    assert len(entries) == len(parsed)
+
+    case = specs / "case.yaml"
+    case.write_text(case.read_text(encoding="utf-8").replace("0.52 ms", "0.53 ms"), "utf-8")
+    parsed.clear()
+    second = check([specs], cache_dir=cache)
+    assert parsed == ["case.yaml"]
+    assert second.problems == check([specs]).problems  # the same as with no cache
+    assert second.specs == check([specs]).specs
+    assert second.analysis is not None and second.analysis == check([specs]).analysis
+    after = _entries(cache)
+    assert len(after) == len(entries) and after != entries  # the old entry was pruned
+
+
+def test_a_file_made_invalid_is_reported_not_served_from_the_cache(specs, tmp_path) -> None:
+    cache = tmp_path / "cache"
+    assert not check([specs], cache_dir=cache).failed()
+    (specs / "h100.yaml").write_text("roofgen: 1\nkind: machine\nid: h100\n", "utf-8")
+    result = check([specs], cache_dir=cache)
+    assert result.failed()
+    assert [p.format() for p in result.problems] == [p.format() for p in check([specs]).problems]
+
+
+def test_damaged_entries_are_ignored(specs, tmp_path, parsed) -> None:
+    cache = tmp_path / "cache"
+    check([specs], cache_dir=cache)
+    for entry in (cache / "documents").iterdir():
+        entry.write_bytes(b"not a pickle")
+    for stale in cache.glob("check-*.pickle"):  # the whole-result cache too
+        stale.unlink()
+    parsed.clear()
+    result = check([specs], cache_dir=cache)
+    assert not result.failed()
+    assert sorted(parsed) == sorted(p.name for p in specs.iterdir())
+
+
+def test_file_names_in_messages_follow_the_display_root(specs, tmp_path) -> None:
+    cache = tmp_path / "cache"
+    check([specs], cache_dir=cache, display_root=tmp_path)
+    (specs / "a100.yaml").write_text("roofgen: 1\nkind: machine\nid: a100\n", "utf-8")
+    shown = check([specs], cache_dir=cache, display_root=tmp_path)
+    assert {p.file for p in shown.problems} == {"specs/a100.yaml"}
+    other = check([specs], cache_dir=cache, display_root=specs)
+    assert {p.file for p in other.problems} == {"a100.yaml"}

@@ -169,3 +169,40 @@ def finish(
 def si(value: float, unit: str) -> str:
     """``format_si`` re-exported for the chart modules."""
     return format_si(value, unit)
+
+
+def roof_rule(name: str, colour: str, title: str) -> alt.Chart:
+    """A roof drawn as the segment (x, y) to (x2, y2) of the rows of data ``name``,
+    described and tooltipped by their ``text``."""
+    return (
+        named(name)
+        .mark_rule(clip=True, strokeWidth=2, color=colour)
+        .encode(
+            x2=alt.X2(field="x2"),
+            y2=alt.Y2(field="y2"),
+            description=alt.Description(field="text", type="nominal"),
+            tooltip=tooltip([("text", title)]),
+        )
+    )
+
+
+def diagonal_label(name: str, colour: str, angle: float, **text: Any) -> alt.Chart:
+    """The ``text`` of data ``name`` at (lx, ly), turned along a diagonal roof."""
+    return (
+        named(name)
+        .mark_text(
+            angle=angle,
+            clip=True,
+            fontSize=10,
+            baseline="bottom",
+            dy=-3,
+            color=colour,
+            aria=False,
+            **text,
+        )
+        .encode(
+            x=alt.X(field="lx", type="quantitative"),
+            y=alt.Y(field="ly", type="quantitative"),
+            text=alt.Text(field="text", type="nominal"),
+        )
+    )

@@ -27,6 +27,7 @@ from roofgen.charts.common import (
     log_domain,
     log_samples,
     named,
+    roof_rule,
     si,
     tooltip,
 )
@@ -145,14 +146,7 @@ def _left(
     ]
     if compute:
         layers += [
-            named("compute-roof")
-            .mark_rule(clip=True, strokeWidth=2, color="#000000")
-            .encode(
-                x2=alt.X2(field="x2"),
-                y2=alt.Y2(field="y2"),
-                description=alt.Description(field="text", type="nominal"),
-                tooltip=tooltip([("text", "Compute roof")]),
-            ),
+            roof_rule("compute-roof", "#000000", "Compute roof"),
             named("compute-roof")
             .mark_text(clip=True, fontSize=10, align="right", baseline="bottom", dy=-3, aria=False)
             .encode(

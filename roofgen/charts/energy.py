@@ -26,6 +26,7 @@ from roofgen.charts.common import (
     log_domain,
     log_samples,
     named,
+    roof_rule,
     si,
     tooltip,
 )
@@ -151,14 +152,7 @@ def _chart(inp: EnergyInput, width: int, height: int) -> dict[str, Any]:
         )
     if lines:
         right_layers += [
-            named("power-levels")
-            .mark_rule(clip=True, strokeWidth=2, color="#D55E00")
-            .encode(
-                x2=alt.X2(field="x2"),
-                y2=alt.Y2(field="y2"),
-                description=alt.Description(field="text", type="nominal"),
-                tooltip=tooltip([("text", "Power")]),
-            ),
+            roof_rule("power-levels", "#D55E00", "Power"),
             named("power-levels")
             .mark_text(
                 clip=True,

@@ -19,10 +19,12 @@ from altair.utils.schemapi import debug_mode
 from roofgen.charts.common import (
     config,
     diagonal_angle,
+    diagonal_label,
     finish,
     log_axis,
     log_domain,
     named,
+    roof_rule,
     si,
     tooltip,
 )
@@ -111,29 +113,8 @@ def _chart(inp: SparseInput, width: int, height: int) -> dict[str, Any]:
     ]
     if memory:
         layers += [
-            named("memory")
-            .mark_rule(clip=True, strokeWidth=2, color="#D55E00")
-            .encode(
-                x2=alt.X2(field="x2"),
-                y2=alt.Y2(field="y2"),
-                description=alt.Description(field="text", type="nominal"),
-                tooltip=tooltip([("text", "Memory roof")]),
-            ),
-            named("memory")
-            .mark_text(
-                angle=diagonal_angle(xdom, ydom, width, height),
-                clip=True,
-                fontSize=10,
-                baseline="bottom",
-                dy=-3,
-                color="#D55E00",
-                aria=False,
-            )
-            .encode(
-                x=alt.X(field="lx", type="quantitative"),
-                y=alt.Y(field="ly", type="quantitative"),
-                text=alt.Text(field="text", type="nominal"),
-            ),
+            roof_rule("memory", "#D55E00", "Memory roof"),
+            diagonal_label("memory", "#D55E00", diagonal_angle(xdom, ydom, width, height)),
         ]
     if joins:
         layers.append(

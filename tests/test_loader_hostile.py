@@ -406,6 +406,23 @@ def test_pipes_devices_and_folders_named_like_specs(tmp_path, monkeypatch, capsy
     )
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+@pytest.mark.timeout(60)
+def test_a_build_with_a_pipe_among_the_specs_fails_instead_of_hanging(
+    tmp_path, monkeypatch, capsys
+):
+    # `build` keys its check cache on the bytes of every spec file: a pipe is not read.
+    specs = minimal_specs(tmp_path / "specs")
+    os.mkfifo(specs / "pipe.yaml")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NO_COLOR", "1")
+    status = main(["build", "specs", "-q", "-o", "site", "--cache-dir", "cache"])
+    _, err = capsys.readouterr()
+    assert status == 1
+    assert err.splitlines()[0] == "specs/pipe.yaml: is not a regular file: a spec is a text file"
+    assert not (tmp_path / "site").exists()
+
+
 def test_a_folder_passed_to_the_file_loader_is_named(tmp_path):
     (tmp_path / "x.yaml").mkdir()
     doc, problems = yamlload.load_file(tmp_path / "x.yaml", "x.yaml")

@@ -40,7 +40,10 @@ def team_machine_files(spec_paths: tuple[Path, ...] | list[Path]) -> dict[str, P
     files, _ = discover(existing)
     for path in files:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")[:200_000]
+            if not path.is_file():  # a pipe or a device would never end
+                continue
+            with path.open("rb") as f:  # the head only: the file may be huge
+                text = f.read(200_000).decode("utf-8", errors="replace")
         except OSError:
             continue
         if not _KIND.search(text):

@@ -327,6 +327,9 @@ class ChartStats:
     svgs_cached: int = 0
 
 
+_RENDER_HERE_MAX = 8  # charts rendered in this process rather than by workers
+
+
 class ChartStore:
     """Vega-Lite specs and SVGs, cached under ``cache_dir`` (no cache when None)."""
 
@@ -392,7 +395,9 @@ class ChartStore:
         return out
 
     def _render(self, missing: dict[str, dict[str, Any]]) -> Iterable[tuple[str, str]]:
-        if len(missing) <= 1 or self.workers <= 1 or not _can_spawn():
+        # Starting the renderer processes costs about 2 s: a few charts (after a change
+        # to one case) render sooner in this process.
+        if len(missing) <= _RENDER_HERE_MAX or self.workers <= 1 or not _can_spawn():
             for digest, spec in missing.items():
                 yield digest, render_svg(spec)
             return

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import stat
 import tempfile
 from collections.abc import Sequence
 from functools import cache
@@ -22,6 +23,7 @@ from typing import Any
 
 from roofgen import __version__
 from roofgen.spec.load import discover
+from roofgen.spec.yamlload import MAX_FILE_BYTES
 
 _KEEP = 4  # newest results kept per cache folder
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -52,11 +54,20 @@ def key(
         files = [*files, rules_file]
     for path in files:
         h.update(str(path).encode() + b"\0")
-        try:
-            h.update(hashlib.sha256(path.read_bytes()).digest())
-        except OSError:
-            h.update(b"unreadable")
+        h.update(_content_digest(path))
     return h.hexdigest()
+
+
+def _content_digest(path: Path) -> bytes:
+    """The digest of a spec file's bytes; a pipe, a device or a file too large to
+    load is not read (it could never end), only named: the check refuses it anyway."""
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return f"not loadable:{info.st_mode}:{info.st_size}:{info.st_mtime_ns}".encode()
+        return hashlib.sha256(path.read_bytes()).digest()
+    except OSError:
+        return b"unreadable"
 
 
 def read(cache_dir: Path, digest: str) -> Any:

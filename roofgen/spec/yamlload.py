@@ -18,16 +18,23 @@ refused, and U+2028/U+2029 become line feeds.
 from __future__ import annotations
 
 import math
-import re
 import stat
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import yaml
 
 from roofgen.problems import Problem, format_path
+from roofgen.spec.yamlscalar import (
+    PLAIN,
+    SCALAR_TAGS,
+    TAG,
+    BadScalar,
+    printable,
+    scalar,
+    show_tag,
+)
 
 try:  # the C composer is several times faster
     from yaml import CSafeLoader as _BaseLoader
@@ -43,36 +50,16 @@ MAX_NODES = 500_000
 
 PathKey = tuple[str | int, ...]
 
-_TAG = "tag:yaml.org,2002:"
-# Plain (unquoted, untagged) scalars get this tag, so that an explicit tag is never
-# mistaken for the parser's guess: '!!str 12' is a string, '12' a number.
-_PLAIN = "tag:roofgen,2024:plain"
-_SCALAR_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
-_ALLOWED = {_PLAIN, _TAG + "seq", _TAG + "map", _TAG + "merge"} | _SCALAR_TAGS
+_ALLOWED = {PLAIN, TAG + "seq", TAG + "map", TAG + "merge"} | SCALAR_TAGS
 
 
 class _Loader(_BaseLoader):
-    """The C composer with YAML 1.2 core resolution done by :func:`_scalar`."""
+    """The C composer; plain scalars are resolved by :func:`yamlscalar.scalar` (YAML 1.2)."""
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
         if kind is yaml.ScalarNode and implicit[0]:
-            return _TAG + "merge" if value == "<<" else _PLAIN
+            return TAG + "merge" if value == "<<" else PLAIN
         return str(yaml.resolver.BaseResolver.resolve(self, kind, value, implicit))
-
-
-_NULL = {"", "~", "null", "Null", "NULL"}
-_TRUE = {"true", "True", "TRUE"}
-_FALSE = {"false", "False", "FALSE"}
-_INT = re.compile(r"^[-+]?[0-9]+$")
-_OCT = re.compile(r"^0o[0-7]+$")
-_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
-_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-_SPECIAL = {
-    ".inf": float("inf"), ".Inf": float("inf"), ".INF": float("inf"),
-    "+.inf": float("inf"), "+.Inf": float("inf"), "+.INF": float("inf"),
-    "-.inf": float("-inf"), "-.Inf": float("-inf"), "-.INF": float("-inf"),
-    ".nan": float("nan"), ".NaN": float("nan"), ".NAN": float("nan"),
-}  # fmt: skip
 
 
 @dataclass
@@ -279,10 +266,6 @@ def _yaml_message(exc: yaml.MarkedYAMLError, char: str = "") -> str:
     return f"{context}, {problem}"
 
 
-def _show_tag(tag: str) -> str:
-    return "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
-
-
 class _Builder:
     def __init__(self, doc: Document, budget: int):
         self.doc = doc
@@ -304,17 +287,17 @@ class _Builder:
         self.doc.positions.setdefault(path, (mark.line + 1, mark.column + 1))
         if node.tag not in _ALLOWED:
             raise _Refused(
-                node, f"the tag {_show_tag(node.tag)!r} is not allowed in a spec: remove it"
+                node, f"the tag {show_tag(node.tag)!r} is not allowed in a spec: remove it"
             )
-        expected = _KIND_TAGS.get(type(node), _SCALAR_TAGS | {_PLAIN, _TAG + "merge"})
+        expected = _KIND_TAGS.get(type(node), SCALAR_TAGS | {PLAIN, TAG + "merge"})
         if node.tag not in expected:
             raise _Refused(
-                node, f"the tag {_show_tag(node.tag)!r} does not fit this value: remove it"
+                node, f"the tag {show_tag(node.tag)!r} does not fit this value: remove it"
             )
         if isinstance(node, yaml.ScalarNode):
             try:
-                value = _scalar(node)
-            except _BadScalar as exc:
+                value = scalar(node)
+            except BadScalar as exc:
                 self.problems.append(self.doc.problem(path, str(exc)))
                 return None
             if isinstance(value, float) and not math.isfinite(value):
@@ -342,19 +325,19 @@ class _Builder:
         out: dict[str, Any] = {}
         merges: list[tuple[yaml.Node, yaml.Node]] = []
         for key_node, value_node in node.value:
-            if key_node.tag == _TAG + "merge":  # '<<: *base' merges a mapping (or several)
+            if key_node.tag == TAG + "merge":  # '<<: *base' merges a mapping (or several)
                 merges.append((key_node, value_node))
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
                 raise _Refused(key_node, "a key must be a plain word, not a list or a mapping")
             if key_node.style == '"':
                 try:
-                    _printable(key_node.value)
-                except _BadScalar as exc:
+                    printable(key_node.value)
+                except BadScalar as exc:
                     raise _Refused(key_node, str(exc)) from None
             try:
-                key = _scalar(key_node)
-            except _BadScalar:  # a key like 1e999 is only a name
+                key = scalar(key_node)
+            except BadScalar:  # a key like 1e999 is only a name
                 key = key_node.value
             key = str(key) if key is not None else "null"
             child = (*path, key)
@@ -402,102 +385,6 @@ class _Builder:
 
 
 _KIND_TAGS: dict[type[yaml.Node], set[str]] = {
-    yaml.SequenceNode: {_TAG + "seq"},
-    yaml.MappingNode: {_TAG + "map"},
+    yaml.SequenceNode: {TAG + "seq"},
+    yaml.MappingNode: {TAG + "map"},
 }
-
-
-class _BadScalar(ValueError):
-    """A scalar that cannot be read: a number beyond a float's range, or a value that
-    does not fit its explicit tag."""
-
-
-# The most digits an integer below a float's maximum (about 1.8e308) can have.
-_MAX_INT_DIGITS = 309
-
-
-def _int(text: str, base: int = 10) -> int:
-    """``text`` ('12', '-3', '0x1f', '0o17') as an int no larger than a float holds."""
-    digits = text[2:] if base != 10 else text.lstrip("+-")
-    too_large = f"the number {_shorten(text)} is too large: numbers go up to about 1.8e308"
-    if base == 10 and len(digits) > _MAX_INT_DIGITS:  # int() refuses over 4,300 digits
-        raise _BadScalar(too_large)
-    value = int(digits, base) * (-1 if text.startswith("-") else 1)
-    if abs(value) > _FLOAT_MAX:
-        raise _BadScalar(too_large)
-    return value
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):  # '1e309': overflows, unlike '.inf' which says so
-        raise _BadScalar(
-            f"the number {_shorten(text)} is too large: numbers go up to about 1.8e308"
-        )
-    return value
-
-
-_FLOAT_MAX = int(sys.float_info.max)
-
-
-def _shorten(text: str) -> str:
-    return text if len(text) <= 24 else f"{text[:12]}... ({len(text)} characters)"
-
-
-# Characters YAML refuses in a file but a double-quoted escape ("\0", "\x01",
-# "\uFFFF") still produces. None is text a person means, and several are not XML:
-# one in a name would abort the SVG renderer.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
-
-
-def _printable(value: str) -> None:
-    bad = _UNPRINTABLE.search(value)
-    if bad:
-        raise _BadScalar(
-            f"the escape for U+{ord(bad.group()):04X}, a control character, is not "
-            "allowed in a spec: remove it"
-        )
-
-
-def _scalar(node: yaml.ScalarNode) -> Any:
-    value: str = node.value
-    tag = node.tag
-    if node.style == '"':
-        _printable(value)
-    if tag == _PLAIN:
-        return _core(value, _SPECIAL.get(value, value))
-    if tag in (_TAG + "str", _TAG + "timestamp", _TAG + "merge"):
-        return value
-    expected = _TAGGED_TYPES[tag]
-    result: Any = _core(value, _SPECIAL.get(value, _NOT_SPECIAL))
-    if not isinstance(result, expected) or (isinstance(result, bool) and bool not in expected):
-        raise _BadScalar(f"{_shorten(value)!r} does not fit the tag {_show_tag(tag)!r}: remove it")
-    return float(cast(float, result)) if tag == _TAG + "float" else result
-
-
-_NOT_SPECIAL = object()
-_TAGGED_TYPES: dict[str, tuple[type, ...]] = {
-    _TAG + "null": (type(None),),
-    _TAG + "bool": (bool,),
-    _TAG + "int": (int,),
-    _TAG + "float": (float, int),
-}
-
-
-def _core(value: str, otherwise: Any) -> Any:
-    """``value`` read by the YAML 1.2 core schema; ``otherwise`` if not null, bool or a number."""
-    if value in _NULL:
-        return None
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    if _INT.match(value):
-        return _int(value)
-    if _OCT.match(value):
-        return _int(value, 8)
-    if _HEX.match(value):
-        return _int(value, 16)
-    if _FLOAT.match(value):
-        return _float(value)
-    return otherwise

@@ -85,6 +85,11 @@ def stabilise_svg_ids(svg: str, prefix: str) -> str:
 def to_svg(spec: dict[str, Any]) -> str:
     """Static SVG of a Vega-Lite spec, byte-stable for a given spec in any process."""
     svg = vlc.vegalite_to_svg(spec, vl_version=vl_convert_version(), allowed_base_urls=[])
+    return stable_svg(spec, svg)
+
+
+def stable_svg(spec: dict[str, Any], svg: str) -> str:
+    """vl-convert's SVG of ``spec`` (from any process) made byte-stable."""
     return stabilise_svg_ids(svg, f"rg{spec_digest(spec)}")
 
 

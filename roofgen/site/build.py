@@ -29,6 +29,7 @@ from roofgen.resources import data_dir
 from roofgen.site.charts import Chart, ChartStats, ChartStore
 from roofgen.site.context import NavEntry, SiteContext, build_context
 from roofgen.site.pages import RenderedChart, render_mkdocs_yml, render_pages
+from roofgen.site.renderers import Renderers
 
 __all__ = ["BuildResult", "ProgressFn", "build_site", "default_cache_dir", "run_mkdocs"]
 
@@ -99,8 +100,29 @@ def build_site(
     folder) instead of the HTML site. ``strict`` fails on warnings, both roofgen's
     (spec warnings) and MkDocs' (broken links). ``quiet`` only keeps notes out of the
     result. Charts are cached in ``cache_dir`` (default :func:`default_cache_dir`;
-    no cache with ``use_cache=False``) and rendered on ``workers`` processes.
+    no cache with ``use_cache=False``) and rendered on up to ``workers`` renderer
+    processes (0: in this process), the first started at once so that it is warm
+    when the charts are known (see :mod:`roofgen.site.renderers`).
     """
+    from roofgen.charts.render import vl_convert_version
+
+    with Renderers(workers, vl_convert_version()) as renderers:
+        return _build(paths, settings, output, markdown_only, quiet, strict, cache_dir,
+                      use_cache, renderers, progress)  # fmt: skip
+
+
+def _build(
+    paths: Sequence[Path],
+    settings: Settings,
+    output: Path,
+    markdown_only: bool,
+    quiet: bool,
+    strict: bool,
+    cache_dir: Path | None,
+    use_cache: bool,
+    renderers: Renderers,
+    progress: ProgressFn | None,
+) -> BuildResult:
     output = Path(output).absolute()
     result = BuildResult(ok=False, output=output)
     clock = _Clock(result.timings)
@@ -143,12 +165,13 @@ def build_site(
     # 3. Charts: Vega-Lite specs and SVGs, from the cache where unchanged.
     if cache_dir is None and use_cache:
         cache_dir = default_cache_dir(settings, output)
-    store = ChartStore(cache_dir if use_cache else None, workers=workers)
+    store = ChartStore(cache_dir if use_cache else None, renderers if renderers.count else None)
     with clock("charts"):
         charts = {slot.key: store.chart(slot.input) for slot in ctx.charts}
         svgs = store.svgs(
             list(charts.values()), lambda done, total: tell("rendering charts", done, total)
         )
+    renderers.close()  # before MkDocs: a renderer holds some 200 MB
     result.chart_stats = store.stats
 
     # 4. Markdown pages.

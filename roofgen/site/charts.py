@@ -6,18 +6,17 @@
   both exist; one point per launch and memory level with a known intensity.
 * :func:`machine_chart_input` - a machine's roofs without points.
 * :class:`ChartStore` - Vega-Lite specs cached by a hash of the chart input, SVGs by
-  a hash of the spec; only cache misses are rendered, on up to two processes.
+  a hash of the spec; only cache misses are rendered, on the build's renderer
+  processes (:mod:`roofgen.site.renderers`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -28,6 +27,7 @@ from roofgen.analysis.analyse import CaseResult, LaunchResult
 from roofgen.charts import ChartPoint, RoofLine, RooflineInput
 from roofgen.charts.kinds import ChartInput, build_chart
 from roofgen.model import ComputeUnit, Machine, Roof
+from roofgen.site.renderers import Renderers
 
 __all__ = [
     "Chart",
@@ -294,21 +294,10 @@ def _nonempty(path: Path) -> bool:
 
 
 def render_svg(spec: dict[str, Any]) -> str:
-    """Worker entry point: the byte-stable SVG of one spec."""
+    """The byte-stable SVG of one spec, rendered in this process."""
     from roofgen.charts.render import to_svg
 
     return to_svg(spec)
-
-
-def _can_spawn() -> bool:
-    """Whether worker processes can start: they re-import the main script, if any."""
-    import sys
-
-    main = sys.modules.get("__main__")
-    if main is None or getattr(main, "__spec__", None) is not None:
-        return True
-    path = getattr(main, "__file__", None)
-    return path is None or os.path.isfile(path)
 
 
 @dataclass(frozen=True)
@@ -327,17 +316,18 @@ class ChartStats:
     svgs_cached: int = 0
 
 
-_RENDER_HERE_MAX = 8  # charts rendered in this process rather than by workers
-
-
 class ChartStore:
     """Vega-Lite specs and SVGs, cached under ``cache_dir`` (no cache when None)."""
 
     def __init__(
-        self, cache_dir: Path | None, workers: int = 2, width: int = 640, height: int = 440
+        self,
+        cache_dir: Path | None,
+        renderers: Renderers | None = None,
+        width: int = 640,
+        height: int = 440,
     ) -> None:
         self.dir = cache_dir / "charts" if cache_dir is not None else None
-        self.workers = workers
+        self.renderers = renderers
         self.width = width
         self.height = height
         self.stats = ChartStats()
@@ -395,25 +385,17 @@ class ChartStore:
         return out
 
     def _render(self, missing: dict[str, dict[str, Any]]) -> Iterable[tuple[str, str]]:
-        # Starting the renderer processes costs about 2 s: a few charts (after a change
-        # to one case) render sooner in this process.
-        if len(missing) <= _RENDER_HERE_MAX or self.workers <= 1 or not _can_spawn():
+        """Render on the renderer processes; without them, or for a chart a lost
+        renderer hands back, in this process."""
+        from roofgen.charts.render import stable_svg
+
+        if self.renderers is None:
             for digest, spec in missing.items():
                 yield digest, render_svg(spec)
             return
-        context = multiprocessing.get_context("spawn")
-        workers = min(self.workers, len(missing))
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            futures: dict[Future[str], str] = {
-                pool.submit(render_svg, spec): digest for digest, spec in missing.items()
-            }
-            try:
-                for future in as_completed(futures):
-                    yield futures[future], future.result()
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+        for digest, svg in self.renderers.render(missing):
+            spec = missing[digest]
+            yield digest, render_svg(spec) if svg is None else stable_svg(spec, svg)
 
 
 def kernel_chart_input(

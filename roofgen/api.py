@@ -3,7 +3,7 @@ only these; the notebook API (:mod:`roofgen.workspace`) builds on them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
@@ -26,7 +26,7 @@ from roofgen.analysis.plausibility import (
 )
 from roofgen.model import Specs
 from roofgen.problems import Problem, Severity, sort_problems
-from roofgen.spec import check_cache, schema
+from roofgen.spec import check_cache, quantity, schema
 from roofgen.spec.load import load
 from roofgen.spec.yamlload import Document, load_file, load_text
 
@@ -91,20 +91,31 @@ def check(
     rules_file: Path | None = None,
     display_root: Path | None = None,
     cache_dir: Path | None = None,
+    on_miss: Callable[[], object] | None = None,
 ) -> CheckResult:
     """Load, validate and analyse the specs under ``paths``; collect every problem.
 
     With ``cache_dir``, a result for byte-identical inputs (spec files, rules file,
     thresholds, and roofgen's own files) is read back instead of recomputed.
+    ``on_miss`` is called when the work starts, that is when no cached result serves
+    (a build starts its chart renderers then: something changed).
     """
     if cache_dir is None:
+        if on_miss is not None:
+            on_miss()
         return _check(paths, thresholds, rules_file, display_root)
     key = check_cache.key(paths, thresholds, rules_file, display_root)
     cached = check_cache.read(cache_dir, key)
     if isinstance(cached, CheckResult):
         return cached
-    # A miss: unchanged files still come from the per-file document cache.
+    if on_miss is not None:
+        on_miss()
+    # A miss: unchanged files still come from the per-file document cache, and units
+    # parsed before from the unit table.
+    units = Path(cache_dir) / f"units-{check_cache.roofgen_digest()[:16]}.json"
+    held = quantity.read_unit_table(units)
     result = _check(paths, thresholds, rules_file, display_root, cache_dir)
+    quantity.write_unit_table(units, held)
     if not result.failed():
         check_cache.write(cache_dir, key, result)
     return result

@@ -47,3 +47,17 @@ def test_failed_checks_are_not_cached(tmp_path):
     cache = tmp_path / "cache"
     assert check([specs], cache_dir=cache).failed()
     assert not list(cache.glob("check-*.pickle"))
+
+
+def test_on_miss_is_called_only_when_the_check_runs(tmp_path):
+    """A build starts its chart renderers from on_miss: not when nothing changed."""
+    specs = tmp_path / "specs"
+    shutil.copytree(MINIMAL, specs)
+    cache = tmp_path / "cache"
+    misses: list[int] = []
+    check([specs], cache_dir=cache, on_miss=lambda: misses.append(1))
+    assert misses == [1]
+    check([specs], cache_dir=cache, on_miss=lambda: misses.append(2))
+    assert misses == [1]  # served from the cache
+    check([specs], on_miss=lambda: misses.append(3))
+    assert misses == [1, 3]  # no cache: the check always runs

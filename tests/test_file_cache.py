@@ -3,13 +3,17 @@ and validated again, and the result is the same as without any cache."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import roofgen.spec.load as spec_load
-from roofgen.api import check
+import roofgen.spec.quantity as quantity
+from roofgen.api import analysis_document, check
 
 SEVERAL = Path(__file__).parent / "cases" / "valid" / "several-machines"
 
@@ -88,3 +92,44 @@ def test_file_names_in_messages_follow_the_display_root(specs, tmp_path) -> None
     assert {p.file for p in shown.problems} == {"specs/a100.yaml"}
     other = check([specs], cache_dir=cache, display_root=specs)
     assert {p.file for p in other.problems} == {"a100.yaml"}
+
+
+def test_a_check_with_the_unit_table_never_imports_pint(specs, tmp_path) -> None:
+    """Units parsed once are kept in the cache's unit table: a later process checking
+    files that use only those units does not import pint, with the same results."""
+    cache = tmp_path / "cache"
+    first = check([specs], cache_dir=cache)
+    assert not first.failed()
+    (table,) = cache.glob("units-*.json")
+    assert "/s" in table.read_text(encoding="utf-8")  # bandwidths and rates
+    touched = sorted(specs.rglob("*.yaml"))[-1]
+    touched.write_text(touched.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    script = (
+        "import sys, json; from pathlib import Path; from roofgen.api import check, "
+        "analysis_document\n"
+        f"r = check([Path({str(specs)!r})], cache_dir=Path({str(cache)!r}))\n"
+        "print(json.dumps({'pint': 'pint' in sys.modules, 'failed': r.failed(), "
+        "'analysis': analysis_document(r)}, sort_keys=True))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    reply = json.loads(done.stdout)
+    assert reply["pint"] is False
+    assert reply["failed"] is False
+    without_cache = json.loads(json.dumps(analysis_document(check([specs])), sort_keys=True))
+    assert reply["analysis"] == without_cache
+
+
+def test_a_damaged_unit_table_is_ignored(specs, tmp_path) -> None:
+    cache = tmp_path / "cache"
+    expected = analysis_document(check([specs]))
+    check([specs], cache_dir=cache)
+    (table,) = cache.glob("units-*.json")
+    table.write_text('{"GB/s": ["not a number", [["x", "y"]]], "TB/s": 7}', encoding="utf-8")
+    for entry in cache.glob("check-*.pickle"):
+        entry.unlink()  # the check runs again, with the damaged table
+    quantity._TABLE.clear()
+    result = check([specs], cache_dir=cache)
+    assert not result.failed()
+    assert analysis_document(result) == expected

@@ -116,3 +116,25 @@ def test_a_build_from_a_script_without_a_main_guard(tmp_path: Path) -> None:
     built, ok, rendered = done.stdout.split()
     assert ok == "True" and int(rendered) > 0
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_a_build_with_nothing_changed_starts_no_renderer(tmp_path: Path, monkeypatch) -> None:
+    from roofgen.analysis.bounds import Thresholds
+    from roofgen.config import Settings
+    from roofgen.site import build_site
+
+    settings = Settings(root=tmp_path, file=None, specs=(MINIMAL,), output=tmp_path / "site",
+                        rules=None, thresholds=Thresholds(), site={"name": "Warm"})  # fmt: skip
+    first = build_site([MINIMAL], settings, tmp_path / "site", cache_dir=tmp_path / "c")
+    assert first.ok and first.chart_stats.svgs_rendered > 0
+    started: list[int] = []
+    real = Renderers._start
+
+    def counting(self: Renderers) -> bool:
+        started.append(1)
+        return real(self)
+
+    monkeypatch.setattr(Renderers, "_start", counting)
+    again = build_site([MINIMAL], settings, tmp_path / "site", cache_dir=tmp_path / "c")
+    assert again.ok and again.chart_stats.svgs_rendered == 0
+    assert started == []

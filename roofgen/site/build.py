@@ -101,8 +101,9 @@ def build_site(
     (spec warnings) and MkDocs' (broken links). ``quiet`` only keeps notes out of the
     result. Charts are cached in ``cache_dir`` (default :func:`default_cache_dir`;
     no cache with ``use_cache=False``) and rendered on up to ``workers`` renderer
-    processes (0: in this process), the first started at once so that it is warm
-    when the charts are known (see :mod:`roofgen.site.renderers`).
+    processes (0: in this process), started as soon as the check knows that a spec
+    changed, so that they are warm when the charts are known (see
+    :mod:`roofgen.site.renderers`).
     """
     from roofgen.charts.render import vl_convert_version
 
@@ -137,6 +138,7 @@ def _build(
             rules_file=settings.rules,
             display_root=settings.root,
             cache_dir=(cache_dir or default_cache_dir(settings, output)) if use_cache else None,
+            on_miss=renderers.warm,  # something changed: charts will likely be rendered
         )
     result.problems = list(checked.problems)
     if checked.failed(strict) or checked.specs is None or checked.analysis is None:
@@ -168,17 +170,17 @@ def _build(
     store = ChartStore(cache_dir if use_cache else None, renderers if renderers.count else None)
     with clock("charts"):
         charts = {slot.key: store.chart(slot.input) for slot in ctx.charts}
-        svgs = store.svgs(
-            list(charts.values()), lambda done, total: tell("rendering charts", done, total)
-        )
-    renderers.close()  # before MkDocs: a renderer holds some 200 MB
-    result.chart_stats = store.stats
+        pending = store.start(list(charts.values()))
 
-    # 4. Markdown pages.
+    # 4. Markdown pages, while the renderers work.
     tell("writing pages", 0, 0)
     with clock("pages"):
         rendered = _chart_blocks(ctx, charts)
         pages = render_pages(ctx, rendered)
+    with clock("charts"):
+        svgs = pending.finish(lambda done, total: tell("rendering charts", done, total))
+    renderers.close()  # before MkDocs: a renderer holds some 200 MB
+    result.chart_stats = store.stats
     result.pages = len(pages) + len(extras.pages)
     result.charts = len(rendered)
 

@@ -16,7 +16,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -361,6 +361,11 @@ class ChartStore:
 
         Only charts missing from the cache are rendered, in parallel.
         """
+        return self.start(charts).finish(progress)
+
+    def start(self, charts: Sequence[Chart]) -> PendingSvgs:
+        """Start rendering the charts missing from the cache; :meth:`PendingSvgs.finish`
+        waits for them (the caller may write its pages meanwhile)."""
         out: dict[str, Path | str] = {}
         missing: dict[str, dict[str, Any]] = {}
         for chart in charts:
@@ -373,29 +378,45 @@ class ChartStore:
                 self.stats.svgs_cached += 1
             else:
                 missing[digest] = spec
-        total = len(missing)
-        for done, (digest, svg) in enumerate(self._render(missing), start=1):
-            out[digest] = svg
-            self.stats.svgs_rendered += 1
-            if self.dir is not None:
-                _write_atomic(self.dir / f"svg-{digest}.svg", svg)
-                out[digest] = self.dir / f"svg-{digest}.svg"
-            if progress is not None:
-                progress(done, total)
-        return out
+        return PendingSvgs(self, out, len(missing), self._render(missing))
 
-    def _render(self, missing: dict[str, dict[str, Any]]) -> Iterable[tuple[str, str]]:
-        """Render on the renderer processes; without them, or for a chart a lost
-        renderer hands back, in this process."""
+    def _render(self, missing: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str]]:
+        """Render on the renderer processes (starting now); without them, or for a chart
+        a lost renderer hands back, in this process."""
         from roofgen.charts.render import stable_svg
 
         if self.renderers is None:
-            for digest, spec in missing.items():
-                yield digest, render_svg(spec)
-            return
-        for digest, svg in self.renderers.render(missing):
-            spec = missing[digest]
-            yield digest, render_svg(spec) if svg is None else stable_svg(spec, svg)
+            return ((digest, render_svg(spec)) for digest, spec in missing.items())
+        results = self.renderers.render(missing)
+        return (
+            (
+                digest,
+                render_svg(missing[digest]) if svg is None else stable_svg(missing[digest], svg),
+            )
+            for digest, svg in results
+        )
+
+
+@dataclass
+class PendingSvgs:
+    """Charts being rendered; see :meth:`ChartStore.start`."""
+
+    store: ChartStore
+    out: dict[str, Path | str]
+    total: int
+    results: Iterator[tuple[str, str]]
+
+    def finish(self, progress: Progress | None = None) -> dict[str, Path | str]:
+        folder = self.store.dir
+        for done, (digest, svg) in enumerate(self.results, start=1):
+            self.out[digest] = svg
+            self.store.stats.svgs_rendered += 1
+            if folder is not None:
+                _write_atomic(folder / f"svg-{digest}.svg", svg)
+                self.out[digest] = folder / f"svg-{digest}.svg"
+            if progress is not None:
+                progress(done, self.total)
+        return self.out
 
 
 def kernel_chart_input(

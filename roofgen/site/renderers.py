@@ -2,10 +2,11 @@
 
 vl-convert holds the GIL while it renders, and its first render in a process costs
 about 0.4 s (starting its JavaScript runtime and loading Vega-Lite). A build
-therefore renders charts in child processes started when the build starts: by the
-time the charts that changed are known (after the check, the analysis and the chart
-specs), one renderer is warm, and a change to one case costs only its charts'
-rendering. More renderers start when many charts are missing (a cold build).
+therefore renders charts in child processes started as soon as its check knows that
+a spec changed: by the time the charts that changed are known (after the check, the
+analysis and the chart specs), the renderers are warm or nearly so, and they render
+while the build writes its pages. A build in which nothing changed starts none.
+Each renderer takes charts only once it is warm.
 
 A renderer is ``python -P -m roofgen.site.renderers VL_VERSION``: it imports only
 vl-convert, reads one JSON line per chart on stdin (the Vega-Lite spec) and writes
@@ -75,14 +76,17 @@ class _Renderer:
 
 
 class Renderers:
-    """Up to ``count`` renderer processes; the first starts at once."""
+    """Up to ``count`` renderer processes, started by :meth:`warm` or :meth:`render`."""
 
     def __init__(self, count: int, vl_version: str) -> None:
         self.count = max(0, count)
         self.vl_version = vl_version
         self._procs: list[_Renderer] = []
-        if self.count:
-            self._start()
+
+    def warm(self) -> None:
+        """Start two renderers (at most ``count``) now, to be warm when charts come."""
+        while len(self._procs) < min(self.count, 2) and self._start():
+            pass
 
     def _start(self) -> bool:
         if not sys.executable:
@@ -103,18 +107,19 @@ class Renderers:
         return True
 
     def render(self, specs: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str | None]]:
-        """``(digest, raw SVG)`` for each spec, in the order they finish.
+        """Start rendering ``specs`` now; the iterator gives ``(digest, raw SVG)`` for
+        each, in the order they finish, while the caller may do other work first.
 
         ``None`` for a spec no renderer could render (the caller renders it itself).
-        Raises :class:`RendererError` when vl-convert rejects a spec.
+        The iterator raises :class:`RendererError` when vl-convert rejects a spec.
         """
         if not specs:
-            return
+            return iter(())
         for lost in [r for r in self._procs if r.proc.poll() is not None]:
             lost.stop()
             self._procs.remove(lost)
         # A renderer starting now is ready in about the time three charts take.
-        wanted = self.count if len(specs) > 3 else 1
+        wanted = self.count if len(specs) > 3 else min(self.count, 2)
         while len(self._procs) < wanted and self._start():
             pass
         todo: queue.SimpleQueue[tuple[str, dict[str, Any]]] = queue.SimpleQueue()
@@ -128,21 +133,7 @@ class Renderers:
         ]
         for thread in threads:
             thread.start()
-        try:
-            running = len(threads)
-            while running:
-                message = done.get()
-                if message is None:  # a renderer has nothing more to do, or is lost
-                    running -= 1
-                    continue
-                digest, svg, error = message
-                if error is not None:
-                    raise RendererError(f"cannot render chart {digest}: {error}")
-                yield digest, svg
-        finally:
-            stop.set()
-        while (left := _get(todo)) is not None:  # left when every renderer was lost
-            yield left[0], None
+        return _results(todo, done, stop, len(threads))
 
     def close(self) -> None:
         """Stop every renderer; they hold nothing worth waiting for."""
@@ -162,6 +153,28 @@ def _get(todo: queue.SimpleQueue[tuple[str, dict[str, Any]]]) -> tuple[str, dict
         return todo.get_nowait()
     except queue.Empty:
         return None
+
+
+def _results(
+    todo: queue.SimpleQueue[tuple[str, dict[str, Any]]],
+    done: queue.SimpleQueue[tuple[str, str | None, str | None] | None],
+    stop: threading.Event,
+    running: int,
+) -> Iterator[tuple[str, str | None]]:
+    try:
+        while running:
+            message = done.get()
+            if message is None:  # a renderer has nothing more to do, or is lost
+                running -= 1
+                continue
+            digest, svg, error = message
+            if error is not None:
+                raise RendererError(f"cannot render chart {digest}: {error}")
+            yield digest, svg
+    finally:
+        stop.set()
+    while (left := _get(todo)) is not None:  # left when every renderer was lost
+        yield left[0], None
 
 
 def _feed(

@@ -9,12 +9,16 @@ every value one by one costs several times a YAML load).
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, Overflow, localcontext
 from functools import cache, lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 # Dimension names used in schemas and messages, mapped to pint dimensionality
@@ -154,6 +158,57 @@ def _parse_unit(text: str) -> _ParsedUnit:
     return _ParsedUnit(factor, dims)
 
 
+# Units parsed in this process or read from a build's unit table (see read_unit_table).
+_TABLE: dict[str, _ParsedUnit] = {}
+
+
+def _unit(text: str) -> _ParsedUnit:
+    known = _TABLE.get(text)
+    if known is None:
+        known = _TABLE[text] = _parse_unit(text)
+    return known
+
+
+def read_unit_table(path: Path) -> frozenset[str]:
+    """Take the units an earlier process parsed from ``path``: a build whose spec
+    files use only those units never imports pint (a few tenths of a second).
+
+    The file maps a unit's text to its exact factor to SI base units and its
+    dimensions; its name carries a digest of roofgen's files (the unit
+    definitions among them). A missing or damaged file is ignored. Returns the
+    units the file holds.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        table = {
+            text: _ParsedUnit(Decimal(factor), tuple((str(d), int(e)) for d, e in dims))
+            for text, (factor, dims) in data.items()
+        }
+    except (OSError, ValueError, TypeError, AttributeError, ArithmeticError):
+        return frozenset()
+    for text, unit in table.items():
+        _TABLE.setdefault(text, unit)
+    return frozenset(table)
+
+
+def write_unit_table(path: Path, held: frozenset[str]) -> None:
+    """Write every unit parsed so far to ``path`` if it ``held`` fewer."""
+    if not set(_TABLE) - held:
+        return
+    entries = {t: [str(u.factor), [list(d) for d in u.dimensionality]] for t, u in _TABLE.items()}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".units-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(entries, f, sort_keys=True)
+        os.replace(tmp, path)
+        for old in path.parent.glob("units-*.json"):  # an earlier roofgen's
+            if old.name != path.name:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a table that cannot be written is only slower
+
+
 def dimension_name(dims: tuple[tuple[str, int], ...]) -> str | None:
     for name, expected in DIMENSIONS.items():
         if expected == dims:
@@ -194,7 +249,7 @@ def parse_quantity(value: Any, dimension: str) -> float:
     try:
         if unit_text and (len(unit_text) > MAX_UNIT_CHARS or not _UNIT.match(unit_text)):
             raise QuantityError(f"unknown unit {_shown(unit_text)}")
-        unit = _parse_unit(unit_text)
+        unit = _unit(unit_text)
     except QuantityError as exc:
         raise QuantityError(
             f"{shown}: {exc}; {_label(dimension)} is written like '{example}'"

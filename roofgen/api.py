@@ -117,6 +117,7 @@ def check(
     result = _check(paths, thresholds, rules_file, display_root, cache_dir)
     quantity.write_unit_table(units, held)
     if not result.failed():
+        _ = result.advice  # computed now, so that the stored result holds it for builds
         check_cache.write(cache_dir, key, result)
     return result
 

@@ -52,6 +52,8 @@ class Advice:
         return self.variants.get((case, variant), ())
 
     def __len__(self) -> int:
+        """The number of recommendations (it walks them all: test ``is None``, not
+        truth, where an ``Advice`` may be missing)."""
         return sum(map(len, self.launches.values())) + sum(map(len, self.variants.values()))
 
 

@@ -80,7 +80,9 @@ def advice_groups(
             rest = unmeasured(r, shown)
             if rest and r.klass != "insufficient-data":
                 paragraphs.append(rest)
-            found = advice.for_launch(case.case.id, v.variant, r.index) if advice else ()
+            found = (
+                advice.for_launch(case.case.id, v.variant, r.index) if advice is not None else ()
+            )
             groups.append(
                 AdviceGroup(
                     v.variant, r.kernel, r.calls, tuple(paragraphs), tuple(map(_item, found))

@@ -877,7 +877,12 @@ def build_context(
 
     used_machines = [machines[m.machine.id] for m in analysis.machines]
     rows = [case_row(c, machines) for c in analysis.cases]
-    cases = tuple(case_page(c, machines, analysis, findings, advice) for c in analysis.cases)
+    by_case: dict[str, list[Finding]] = {}
+    for finding in findings:  # grouped once: each case page reads its own
+        by_case.setdefault(finding.case, []).append(finding)
+    cases = tuple(
+        case_page(c, machines, analysis, by_case.get(c.case.id, ()), advice) for c in analysis.cases
+    )
     machine_pages = tuple(machine_page(m, analysis, analysis.cases) for m in used_machines)
     dates = [c.case.date for c in analysis.cases if c.case.date]
     return SiteContext(

@@ -91,15 +91,22 @@ class Renderers:
     def _start(self) -> bool:
         if not sys.executable:
             return False
+        env = dict(os.environ)
+        # The renderer imports this roofgen: where it is not on the path a child gets
+        # anyway (run from a checkout, say), name its folder. Never an installed
+        # roofgen's site-packages: on PYTHONPATH it would come before the stdlib.
         package_parent = str(Path(__file__).resolve().parents[2])
-        path = os.pathsep.join(p for p in (package_parent, os.environ.get("PYTHONPATH")) if p)
+        if package_parent not in sys.path[1:]:
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (package_parent, os.environ.get("PYTHONPATH")) if p
+            )
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-P", "-m", "roofgen.site.renderers", self.vl_version],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                env={**os.environ, "PYTHONPATH": path},
+                env=env,
             )
         except OSError:
             return False

@@ -335,9 +335,11 @@ def _shown(path: Path) -> str:
 @click.option("--cache-dir", type=click.Path(file_okay=False),
               help="Chart cache (default: .roofgen-cache beside the settings file).")  # fmt: skip
 @click.option("--no-cache", is_flag=True, help="Render every chart afresh; cache nothing.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Chart renderer processes (0: render in roofgen's own process).")  # fmt: skip
 @common
 def build_cmd(paths: tuple[str, ...], output: str | None, markdown_only: bool,
-              cache_dir: str | None, no_cache: bool, strict: bool, quiet: bool,
+              cache_dir: str | None, no_cache: bool, jobs: int, strict: bool, quiet: bool,
               verbose: bool) -> None:  # fmt: skip
     """Build the case-study site from the specs (default: the configured specs folder)."""
     from roofgen.api import build_site
@@ -348,7 +350,7 @@ def build_cmd(paths: tuple[str, ...], output: str | None, markdown_only: bool,
         result = build_site(
             _paths(paths, settings), settings, settings.output, markdown_only=markdown_only,
             quiet=quiet, strict=strict, cache_dir=Path(cache_dir) if cache_dir else None,
-            use_cache=not no_cache, progress=progress,
+            use_cache=not no_cache, workers=jobs, progress=progress,
         )  # fmt: skip
     finally:
         _end_progress(progress)

@@ -138,3 +138,27 @@ def test_a_build_with_nothing_changed_starts_no_renderer(tmp_path: Path, monkeyp
     again = build_site([MINIMAL], settings, tmp_path / "site", cache_dir=tmp_path / "c")
     assert again.ok and again.chart_stats.svgs_rendered == 0
     assert started == []
+
+
+def test_build_jobs_sets_the_renderer_processes(tmp_path: Path, monkeypatch, capsys) -> None:
+    from roofgen.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NO_COLOR", "1")
+    started: list[int] = []
+    real = Renderers._start
+
+    def counting(self: Renderers) -> bool:
+        started.append(self.count)
+        return real(self)
+
+    monkeypatch.setattr(Renderers, "_start", counting)
+    out = tmp_path / "out"
+    assert main(["build", "-q", "-j", "0", "-o", str(out), str(MINIMAL)]) == 0
+    assert (out / "index.html").is_file()
+    assert started == []  # rendered in roofgen's own process
+    assert main(["build", "-q", "-j", "1", "--no-cache", "-o", str(out), str(MINIMAL)]) == 0
+    assert started == [1]
+    capsys.readouterr()
+    assert main(["build", "-j", "-1", str(MINIMAL)]) == 2
+    assert "-1 is not in the range x>=0" in capsys.readouterr().err

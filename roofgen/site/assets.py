@@ -41,9 +41,10 @@ import json
 import logging
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from roofgen.files import write_atomic
 
 __all__ = [
     "CHARTS_BOOT_PATH",
@@ -183,18 +184,6 @@ def _build_bundle(vl_version: str) -> str:
     return header + _BUNDLE_PROLOGUE + body + _BUNDLE_EPILOGUE
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def vega_bundle_js(cache_dir: Path | None = None) -> str:
     """Text of the classic-script Vega bundle, from the cache when possible.
 
@@ -215,7 +204,7 @@ def vega_bundle_js(cache_dir: Path | None = None) -> str:
         return cached
     text = _build_bundle(vl_version)
     try:
-        _write_atomic(cache, text)
+        write_atomic(cache, text)
     except OSError as exc:
         log.warning("cannot cache the Vega bundle in %s: %s", cache.parent, exc)
     return text
@@ -229,8 +218,8 @@ def write_vega_bundle(dest_dir: Path, cache_dir: Path | None = None) -> list[str
     pages must load them (e.g. for MkDocs ``extra_javascript``).
     """
     dest = Path(dest_dir)
-    _write_atomic(dest / VEGA_BUNDLE_PATH, vega_bundle_js(cache_dir))
-    _write_atomic(dest / CHARTS_BOOT_PATH, CHARTS_BOOT_JS)
+    write_atomic(dest / VEGA_BUNDLE_PATH, vega_bundle_js(cache_dir))
+    write_atomic(dest / CHARTS_BOOT_PATH, CHARTS_BOOT_JS)
     return [VEGA_BUNDLE_PATH, CHARTS_BOOT_PATH]
 
 
@@ -240,7 +229,7 @@ def write_iframe_worker(dest_dir: Path) -> str:
     List the path in MkDocs ``extra.polyfills``: Material's ``offline`` plugin
     then does not add its own copy from unpkg.com, and search works offline.
     """
-    _write_atomic(Path(dest_dir) / IFRAME_WORKER_PATH, IFRAME_WORKER_JS)
+    write_atomic(Path(dest_dir) / IFRAME_WORKER_PATH, IFRAME_WORKER_JS)
     return IFRAME_WORKER_PATH
 
 

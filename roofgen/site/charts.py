@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -26,6 +24,7 @@ from roofgen import __version__
 from roofgen.analysis.analyse import CaseResult, LaunchResult
 from roofgen.charts import ChartPoint, RoofLine, RooflineInput
 from roofgen.charts.kinds import ChartInput, build_chart
+from roofgen.files import write_atomic
 from roofgen.model import ComputeUnit, Machine, Roof
 from roofgen.site.renderers import Renderers
 
@@ -267,18 +266,6 @@ def chart_digest(spec: dict[str, Any]) -> str:
     return hashlib.sha256(_salt().encode() + b"\0" + _canonical(spec)).hexdigest()[:16]
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
@@ -351,7 +338,7 @@ class ChartStore:
         self.stats.specs_built += 1
         if path is not None:
             entry = {"digest": chart.digest, "spec": spec}
-            _write_atomic(path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+            write_atomic(path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
         return chart
 
     def svgs(
@@ -412,7 +399,7 @@ class PendingSvgs:
             self.out[digest] = svg
             self.store.stats.svgs_rendered += 1
             if folder is not None:
-                _write_atomic(folder / f"svg-{digest}.svg", svg)
+                write_atomic(folder / f"svg-{digest}.svg", svg)
                 self.out[digest] = folder / f"svg-{digest}.svg"
             if progress is not None:
                 progress(done, self.total)

@@ -12,16 +12,15 @@ as with the chart cache.
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 import stat
-import tempfile
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from roofgen import __version__
+from roofgen.files import write_cache_entry
 from roofgen.spec.load import discover
 from roofgen.spec.yamlload import MAX_FILE_BYTES
 
@@ -80,14 +79,11 @@ def read(cache_dir: Path, digest: str) -> Any:
 
 
 def write(cache_dir: Path, digest: str, result: Any) -> None:
+    data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    write_cache_entry(cache_dir / f"check-{digest}.pickle", data)
     try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".check-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, cache_dir / f"check-{digest}.pickle")
         old = sorted(cache_dir.glob("check-*.pickle"), key=lambda p: p.stat().st_mtime_ns)
         for stale in old[:-_KEEP]:
             stale.unlink(missing_ok=True)
     except OSError:
-        pass  # a cache that cannot be written is only slower
+        pass  # a cache that cannot be pruned only keeps more entries

@@ -17,15 +17,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import marshal
-import os
 import re
-import tempfile
 from collections.abc import Callable
 from functools import cache, partial
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from roofgen.files import write_cache_entry
 from roofgen.spec.quantity import QuantityError, parse_quantity
 
 
@@ -112,16 +111,8 @@ def _code(source: str, kind: str, folder: Path) -> CodeType:
     except (OSError, ValueError, EOFError, TypeError):
         pass
     code = compile(source, f"<roofgen {kind} schema>", "exec")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for old in folder.glob(f"{kind}-*.marshal"):
-            old.unlink(missing_ok=True)  # an earlier roofgen's or schema's
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{kind}-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(marshal.dumps(code))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache that cannot be written is only slower
+    # Replaces the code of an earlier roofgen's or schema's.
+    write_cache_entry(path, marshal.dumps(code), replaces=f"{kind}-*.marshal")
     return code
 
 

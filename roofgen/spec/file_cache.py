@@ -14,12 +14,11 @@ input, as with the other caches.
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 import stat
-import tempfile
 from pathlib import Path
 
+from roofgen.files import write_cache_entry
 from roofgen.spec.yamlload import MAX_FILE_BYTES, Document
 
 _PREFIX = "doc-"
@@ -54,14 +53,8 @@ class DocumentCache:
         key = self._keys.get(path)
         if key is None:
             return
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".doc-", suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump((doc, kind), f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.dir / f"{_PREFIX}{key}.pickle")
-        except OSError:
-            pass  # a cache that cannot be written is only slower
+        entry = pickle.dumps((doc, kind), protocol=pickle.HIGHEST_PROTOCOL)
+        write_cache_entry(self.dir / f"{_PREFIX}{key}.pickle", entry)
 
     def prune(self) -> None:
         """Remove the entries this check did not use (old versions of files)."""

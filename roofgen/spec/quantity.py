@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, Overflow, localcontext
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from roofgen.files import write_cache_entry
 
 # Dimension names used in schemas and messages, mapped to pint dimensionality
 # (a sorted tuple of (base dimension, exponent)).
@@ -196,17 +196,7 @@ def write_unit_table(path: Path, held: frozenset[str]) -> None:
     if not set(_TABLE) - held:
         return
     entries = {t: [str(u.factor), [list(d) for d in u.dimensionality]] for t, u in _TABLE.items()}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".units-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(entries, f, sort_keys=True)
-        os.replace(tmp, path)
-        for old in path.parent.glob("units-*.json"):  # an earlier roofgen's
-            if old.name != path.name:
-                old.unlink(missing_ok=True)
-    except OSError:
-        pass  # a table that cannot be written is only slower
+    write_cache_entry(path, json.dumps(entries, sort_keys=True), replaces="units-*.json")
 
 
 def dimension_name(dims: tuple[tuple[str, int], ...]) -> str | None:

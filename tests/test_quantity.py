@@ -242,3 +242,17 @@ def test_prefix_scales_within_an_ulp(x: float, prefix: str) -> None:
 def test_binary_prefix_scaling_is_correctly_rounded() -> None:
     x = 5.326702298453478e16
     assert parse_quantity(f"{x} PiB/s", "bandwidth") == x * 2**50
+
+
+def test_the_units_kept_are_bounded(monkeypatch) -> None:
+    """Specs may spell units many ways; the in-memory unit table (written to a build's
+    cache) keeps at most _UNITS_KEPT of them, and the rest still parse."""
+    import roofgen.spec.quantity as quantity
+
+    monkeypatch.setattr(quantity, "_TABLE", {})
+    monkeypatch.setattr(quantity, "_UNITS_KEPT", 2)
+    values = [
+        quantity.parse_quantity(f"2 {unit}", "bandwidth") for unit in ("GB/s", "TB/s", "MB/s")
+    ]
+    assert values == [2e9, 2e12, 2e6]
+    assert list(quantity._TABLE) == ["GB/s", "TB/s"]

@@ -119,6 +119,9 @@ LARGEST = "1.8e308"  # sys.float_info.max, as messages write it
 _NUMBER = re.compile(r"^\s*([+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(.*?)\s*$")
 
 
+_UNITS_KEPT = 4096  # distinct unit texts kept in memory and in a unit table
+
+
 class QuantityError(ValueError):
     """A quantity that cannot be read, with a message for a person."""
 
@@ -138,7 +141,7 @@ def _registry() -> Any:
         return pint.UnitRegistry(str(path), autoconvert_offset_to_baseunit=False)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=_UNITS_KEPT)
 def _parse_unit(text: str) -> _ParsedUnit:
     ureg = _registry()
     try:
@@ -165,7 +168,9 @@ _TABLE: dict[str, _ParsedUnit] = {}
 def _unit(text: str) -> _ParsedUnit:
     known = _TABLE.get(text)
     if known is None:
-        known = _TABLE[text] = _parse_unit(text)
+        known = _parse_unit(text)
+        if len(_TABLE) < _UNITS_KEPT:  # bounded: specs may spell units many ways
+            _TABLE[text] = known
     return known
 
 
@@ -187,6 +192,8 @@ def read_unit_table(path: Path) -> frozenset[str]:
     except (OSError, ValueError, TypeError, AttributeError, ArithmeticError):
         return frozenset()
     for text, unit in table.items():
+        if len(_TABLE) >= _UNITS_KEPT:
+            break
         _TABLE.setdefault(text, unit)
     return frozenset(table)
 

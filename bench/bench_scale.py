@@ -184,15 +184,11 @@ def bench(cases: int, workdir: Path) -> dict[str, dict[str, Any]]:
             _edit_one_case(root)
         timed = _spawn(step, root, trace=False)
         traced = None
-        if cases > TRACE_MAX:
-            pass
-        elif step == "cold":  # a second cold build, traced
-            shutil.rmtree(root / "cache", ignore_errors=True)
-            traced = _spawn(step, root, trace=True)
-        elif step in ("check", "analyze", "warm"):
-            traced = _spawn(step, root, trace=True)
-        elif step == "changed":
-            _edit_one_case(root)
+        if cases <= TRACE_MAX:  # the step again, traced, from the same starting state
+            if step == "cold":
+                shutil.rmtree(root / "cache", ignore_errors=True)
+            elif step == "changed":
+                _edit_one_case(root)
             traced = _spawn(step, root, trace=True)
         results[step] = {**timed, "python_peak": (traced or {}).get("python_peak")}
         print(_row(step, timed, traced), flush=True)

@@ -15,9 +15,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-SPEC_FORMAT_VERSION = 1
-OUTPUT_FORMAT_VERSION = 1  # the analysis JSON (`roofgen analyze --format json`)
+from roofgen.version import OUTPUT_FORMAT_VERSION, SPEC_FORMAT_VERSION, __version__
 
 __all__ = [
     "OUTPUT_FORMAT_VERSION",
@@ -44,22 +42,20 @@ _LAZY = {
     "Machine": "roofgen.model",
     "Problem": "roofgen.problems",
     "SpecError": "roofgen.problems",
-    "Results": "roofgen.workspace",
-    "Workspace": "roofgen.workspace",
-    "analyse": "roofgen.workspace",
-    "chart": "roofgen.workspace",
-    "dump_case": "roofgen.workspace",
-    "from_dicts": "roofgen.workspace",
-    "load": "roofgen.workspace",
-    "machine": "roofgen.workspace",
-    "measurement_from_times": "roofgen.measure",
+    "Results": "roofgen.api.workspace",
+    "Workspace": "roofgen.api.workspace",
+    "analyse": "roofgen.api.workspace",
+    "chart": "roofgen.api.workspace",
+    "dump_case": "roofgen.api.workspace",
+    "from_dicts": "roofgen.api.workspace",
+    "load": "roofgen.api.workspace",
+    "machine": "roofgen.api.workspace",
+    "measurement_from_times": "roofgen.api.measure",
 }
 
 if TYPE_CHECKING:
-    from roofgen.measure import measurement_from_times
-    from roofgen.model import Case, Machine
-    from roofgen.problems import Problem, SpecError
-    from roofgen.workspace import (
+    from roofgen.api.measure import measurement_from_times
+    from roofgen.api.workspace import (
         Results,
         Workspace,
         analyse,
@@ -69,6 +65,8 @@ if TYPE_CHECKING:
         load,
         machine,
     )
+    from roofgen.model import Case, Machine
+    from roofgen.problems import Problem, SpecError
 
 
 def __getattr__(name: str) -> Any:

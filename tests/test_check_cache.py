@@ -16,7 +16,7 @@ def test_cache_hit_and_invalidation(tmp_path, monkeypatch):
     shutil.copytree(MINIMAL, specs)
     cache = tmp_path / "cache"
     calls = []
-    import roofgen.api as api
+    import roofgen.pipeline as api
 
     real = api._check
 

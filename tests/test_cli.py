@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from roofgen import cli
 from roofgen.cli import main
+from roofgen.commands import common
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
@@ -90,12 +90,12 @@ def test_no_colour_when_no_color_or_ci(monkeypatch):
 
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("CI", raising=False)
-    assert cli._use_colour(Tty())
+    assert common.use_colour(Tty())
     monkeypatch.setenv("NO_COLOR", "1")
-    assert not cli._use_colour(Tty())
+    assert not common.use_colour(Tty())
     monkeypatch.delenv("NO_COLOR")
     monkeypatch.setenv("CI", "true")
-    assert not cli._use_colour(Tty())
+    assert not common.use_colour(Tty())
 
 
 def test_schema_write_and_print(tmp_path, capsys):

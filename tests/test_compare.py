@@ -17,10 +17,10 @@ from roofgen.analysis.compare import (
     interval,
     speedup,
 )
-from roofgen.analysis.sweep import mean_measurement, normalised_weights
 from roofgen.api import check
 from roofgen.cli import main
 from roofgen.model import Measurement, SweepPoint, TimeStats
+from roofgen.operators.sweep import mean_measurement, normalised_weights
 
 ROOT = Path(__file__).resolve().parent.parent
 

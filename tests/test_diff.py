@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from roofgen.cli import main
-from roofgen.diff_report import COMMENT_LIMIT, MARKER
+from roofgen.review.report import COMMENT_LIMIT, MARKER
 
 MINIMAL = Path(__file__).parent / "cases" / "valid" / "minimal"
 TIME = "time: {median: 1.1 ms, q1: 1.09 ms, q3: 1.12 ms, warmup: 10, repeats: 100}"

@@ -15,7 +15,7 @@ from roofgen.importers.ncu_metrics import FLOP_WEIGHTS, sass_metric
 from roofgen.site import build_site
 from roofgen.site.guide import GUIDE_NAV, REFERENCE_PATH, guide_pages, reference_page
 from roofgen.site.pages import GENERATED_MD
-from roofgen.spec import reference
+from roofgen.spec import fields as reference
 from roofgen.spec.schema import load_schema
 
 ANCHOR = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")

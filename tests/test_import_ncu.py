@@ -24,7 +24,7 @@ from roofgen.cli import main
 from roofgen.importers.ncu_case import KernelMap, derived_id, kernel_id, number
 from roofgen.importers.ncu_csv import parse_unit, read_file, read_profiles
 from roofgen.importers.ncu_metrics import MachineView, derive
-from roofgen.machines import document
+from roofgen.spec.library import document
 from roofgen.spec.quantity import parse_quantity
 from roofgen.spec.yamlload import load_file
 

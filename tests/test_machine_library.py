@@ -15,10 +15,9 @@ from typing import Any
 
 import pytest
 
-from roofgen import machines as library
 from roofgen.cli import main
 from roofgen.machines.lookup import find_machine
-from roofgen.spec import build, references
+from roofgen.spec import build, crossrefs, library
 from roofgen.spec.load import load
 from roofgen.spec.quantity import parse_quantity
 
@@ -63,7 +62,7 @@ def test_every_library_machine_validates(ident: str, version: int):
     assert entry is not None
     doc = library.document(ident, version)
     assert doc is not None, library._load(ident, version)[1]
-    assert references.check_machine(doc) == []
+    assert crossrefs.check_machine(doc) == []
     assert doc.data["id"] == ident
     assert doc.data["version"] == version
     machine = build.machine(doc.data, doc.file)

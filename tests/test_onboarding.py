@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 import yaml
 
-from roofgen import machines as library
 from roofgen.cli import main
-from roofgen.importers.yamlout import dump, load_round_trip
-from roofgen.scaffold.yamltext import first_sentence
-from roofgen.spec import reference
+from roofgen.spec import fields as reference
+from roofgen.spec import library
 from roofgen.spec.migrate import CURRENT, MIGRATIONS, can_migrate, migrate_text
+from roofgen.spec.roundtrip import dump, load_round_trip
 from roofgen.spec.schema import ALL_SCHEMAS, load_schema
 from roofgen.spec.yamlload import load_file
+from roofgen.spec.yamltext import first_sentence
 
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIAL = ROOT / "templates" / "guide" / "first-case.md"

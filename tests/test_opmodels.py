@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from roofgen.analysis.analyse import analyse
-from roofgen.analysis.opmodels import SHAPE_KEYS, check_shape, operator_model
 from roofgen.analysis.plausibility import check as plausibility_check
 from roofgen.api import check, shipped_rules
 from roofgen.cli import main
 from roofgen.model import Specs
+from roofgen.operators.models import SHAPE_KEYS, check_shape, operator_model
 from roofgen.spec import build
 
 BF16 = {"a": "bf16", "b": "bf16", "c": "bf16", "accumulator": "fp32"}

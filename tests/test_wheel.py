@@ -106,7 +106,7 @@ def workdir(tmp_path: Path) -> Path:
 
 def test_imports_the_wheel_not_the_checkout(venv: Path, workdir: Path) -> None:
     code = (
-        "import roofgen, roofgen.resources as r\n"
+        "import roofgen, roofgen.datafiles as r\n"
         "print(roofgen.__file__)\nprint(r.schema_path('case'))"
     )
     result = _run([str(_bin(venv, "python")), "-c", code], cwd=workdir, env=_env())

@@ -16,9 +16,9 @@ from roofgen.advice.rules import PLACEHOLDERS
 from roofgen.advice.summary import resource_kind
 from roofgen.analysis.analyse import CaseResult, LaunchResult, VariantResult
 from roofgen.analysis.compare import CaseComparison, Movement
-from roofgen.analysis.opmodels import DTYPE_BYTES
 from roofgen.model import Kernel, Machine, Measurement
-from roofgen.units_format import fmt_percent, fmt_ratio, fmt_si, fmt_time
+from roofgen.operators.models import DTYPE_BYTES
+from roofgen.units import fmt_percent, fmt_ratio, fmt_si, fmt_time
 
 __all__ = ["Facts", "Gain", "display_names", "launch_facts", "variant_facts"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from roofgen.analysis.analyse import LaunchResult
-from roofgen.units_format import fmt_percent, fmt_ratio, fmt_time
+from roofgen.units import fmt_percent, fmt_ratio, fmt_time
 
 __all__ = [
     "NEAR_ROOF_EFFICIENCY",

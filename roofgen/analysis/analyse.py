@@ -6,10 +6,10 @@ from dataclasses import dataclass, field, replace
 
 from roofgen.analysis.bounds import BASES, Bounds, Thresholds, clock_scale, launch_bounds, resources
 from roofgen.analysis.classify import Class, classify, classify_ranked, verdict
-from roofgen.analysis.opmodels import OpModel
 from roofgen.analysis.prepare import Prepared, prepare
 from roofgen.analysis.rooflines import fact_note, launch_facts, runtime_floor, variant_facts
 from roofgen.model import Basis, Case, Launch, Machine, Specs, Variant
+from roofgen.operators.models import OpModel
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Literal
 
 from roofgen.analysis.analyse import CaseResult, LaunchResult, VariantResult
 from roofgen.model import Case, Launch, Machine, TimeStats
-from roofgen.units_format import fmt_percent, fmt_ratio, fmt_time
+from roofgen.units import fmt_percent, fmt_ratio, fmt_time
 
 __all__ = [
     "E2E_TOLERANCE",
@@ -267,7 +267,7 @@ def _launch_movement(a: LaunchResult, b: LaunchResult, machine: Machine | None) 
 
 
 def _points(base: Launch, new: Launch) -> tuple[tuple[PointComparison, ...], float | None]:
-    from roofgen.analysis.sweep import label, normalised_weights
+    from roofgen.operators.sweep import label, normalised_weights
 
     if not base.sweep or not new.sweep:
         return (), None

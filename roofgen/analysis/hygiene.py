@@ -12,15 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from roofgen.units_format import fmt_ratio, fmt_si, fmt_time
+from roofgen.analysis.findings import Finding, Hit, LaunchContext, Rule
+from roofgen.units import fmt_ratio, fmt_si, fmt_time
 
 if TYPE_CHECKING:
     from roofgen.analysis.analyse import Analysis, CaseResult
-    from roofgen.analysis.plausibility import Finding, Rule, _Ctx
     from roofgen.model import Specs
 
-PathKey = tuple[str | int, ...]
-Hit = tuple[PathKey, dict[str, str]]
 
 __all__ = ["CASE_CHECKS", "LAUNCH_CHECKS", "check_cases"]
 
@@ -28,7 +26,7 @@ __all__ = ["CASE_CHECKS", "LAUNCH_CHECKS", "check_cases"]
 # --------------------------------------------------------------------------- launches
 
 
-def _model_bytes(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
+def _model_bytes(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
     """Measured device-memory bytes against the operator model's compulsory minimum:
     ``above`` flags more than that factor of it, ``below`` less than that factor."""
     model = ctx.result.model
@@ -55,7 +53,7 @@ def _model_bytes(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
             )
 
 
-def _first_call(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
+def _first_call(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
     """The slowest repeat far above the median: a first call (JIT, autotuning,
     allocation) was timed with the others."""
     t = ctx.launch.measurement.time
@@ -71,7 +69,7 @@ def _first_call(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
         )
 
 
-LAUNCH_CHECKS: dict[str, Callable[[_Ctx, dict[str, Any]], Iterator[Hit]]] = {
+LAUNCH_CHECKS: dict[str, Callable[[LaunchContext, dict[str, Any]], Iterator[Hit]]] = {
     "model-bytes": _model_bytes,
     "first-call": _first_call,
 }
@@ -119,8 +117,6 @@ CASE_CHECKS: dict[str, Callable[[CaseResult, dict[str, Any]], Iterator[Hit]]] = 
 
 def check_cases(specs: Specs, analysis: Analysis, rules: list[Rule]) -> list[Finding]:
     """Findings of the case checks (``CASE_CHECKS``) among ``rules``."""
-    from roofgen.analysis.plausibility import Finding
-
     active = [r for r in rules if r.severity != "off" and r.check in CASE_CHECKS]
     findings = []
     for case in analysis.cases:

@@ -3,43 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from roofgen.analysis.analyse import Analysis, LaunchResult
 from roofgen.analysis.bounds import launch_bounds
+from roofgen.analysis.findings import Finding, Hit, LaunchContext, PathKey, Rule
 from roofgen.analysis.hygiene import LAUNCH_CHECKS
-from roofgen.model import Case, Launch, Machine, Specs
-from roofgen.units_format import fmt_frequency, fmt_percent, fmt_time
-
-PathKey = tuple[str | int, ...]
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    check: str
-    severity: str  # warning, note or off
-    message: str
-    params: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Finding:
-    case: str
-    path: PathKey  # inside the case document
-    rule: str
-    severity: str
-    message: str
-
-
-@dataclass(frozen=True)
-class _Ctx:
-    case: Case
-    machine: Machine
-    launch: Launch
-    result: LaunchResult
-    path: PathKey
+from roofgen.model import Launch, Specs
+from roofgen.units import fmt_frequency, fmt_percent, fmt_time
 
 
 def rules_from_data(data: dict[str, Any]) -> list[Rule]:
@@ -72,7 +44,7 @@ def check(specs: Specs, analysis: Analysis, rules: list[Rule]) -> list[Finding]:
                 zip(variant.launches, vres.launches, strict=True)
             ):
                 for path, one, result in _measured(launch, lres, v_index, l_index):
-                    ctx = _Ctx(case, machine, one, result, path)
+                    ctx = LaunchContext(case, machine, one, result, path)
                     for rule in active:
                         for sub, values in CHECKS[rule.check](ctx, rule.params):
                             findings.append(_finding(ctx, rule, sub, values))
@@ -96,7 +68,7 @@ def _measured(
     ]
 
 
-def _finding(ctx: _Ctx, rule: Rule, sub: PathKey, values: dict[str, str]) -> Finding:
+def _finding(ctx: LaunchContext, rule: Rule, sub: PathKey, values: dict[str, str]) -> Finding:
     message = rule.message.format(**values, **rule.params)
     severity = rule.severity
     reason = ctx.launch.measurement.accepted.get(rule.id)
@@ -105,10 +77,7 @@ def _finding(ctx: _Ctx, rule: Rule, sub: PathKey, values: dict[str, str]) -> Fin
     return Finding(ctx.case.id, ctx.path + sub, rule.id, severity, message)
 
 
-Hit = tuple[PathKey, dict[str, str]]
-
-
-def _above_roof(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
+def _above_roof(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
     tolerance = float(params.get("tolerance", 0.02))
     time_s = ctx.result.time_s
     bounds = launch_bounds(ctx.machine, ctx.launch, "datasheet")
@@ -126,7 +95,7 @@ def _above_roof(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
             )
 
 
-def _spread(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
+def _spread(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
     limit = float(params.get("max_spread", 0.05))
     t = ctx.launch.measurement.time
     if t.q1_s is not None and t.q3_s is not None:
@@ -139,7 +108,7 @@ def _spread(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
         yield ("time",), {"spread": fmt_percent(spread), "how": how, "limit": fmt_percent(limit)}
 
 
-def _no_warmup(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
+def _no_warmup(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
     t = ctx.launch.measurement.time
     if params.get("when") == "missing":
         if t.warmup is None and ctx.launch.measurement.timing != "ncu-replay":
@@ -148,13 +117,13 @@ def _no_warmup(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
         yield ("time", "warmup"), {}
 
 
-def _few_repeats(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
+def _few_repeats(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
     repeats = ctx.launch.measurement.time.repeats
     if repeats is not None and repeats < int(params.get("min_repeats", 10)):
         yield ("time", "repeats"), {"repeats": str(repeats)}
 
 
-def _profiler_clocks(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
+def _profiler_clocks(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
     m = ctx.launch.measurement
     if m.timing == "ncu-replay" and m.sm_clock_hz and m.sm_clock_hz < ctx.machine.sm_clock_hz:
         yield (
@@ -166,7 +135,7 @@ def _profiler_clocks(ctx: _Ctx, params: dict[str, Any]) -> Iterator[Hit]:
         )
 
 
-CHECKS: dict[str, Callable[[_Ctx, dict[str, Any]], Iterator[Hit]]] = {
+CHECKS: dict[str, Callable[[LaunchContext, dict[str, Any]], Iterator[Hit]]] = {
     "above-roof": _above_roof,
     "spread": _spread,
     "no-warmup": _no_warmup,

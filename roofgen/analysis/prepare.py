@@ -4,7 +4,7 @@ A launch that leaves its FLOPs or its device-memory bytes out gets the operator
 model's (the model FLOPs; the compulsory bytes at the device-memory level), and the
 result says which values were modelled. Measured values are never replaced. A
 launch measured over a shape sweep is prepared point by point, then averaged with
-the sweep's weights (:mod:`roofgen.analysis.sweep`).
+the sweep's weights (:mod:`roofgen.operators.sweep`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from roofgen.analysis.opmodels import ModelOutcome, OpModel, operator_model
-from roofgen.analysis.sweep import label, mean_measurement, mean_model, normalised_weights
 from roofgen.model import ComputeUnit, Kernel, Launch, Machine, Measurement
+from roofgen.operators.models import ModelOutcome, OpModel, operator_model
+from roofgen.operators.sweep import label, mean_measurement, mean_model, normalised_weights
 
 __all__ = ["Prepared", "PreparedPoint", "kernel_model", "place_work", "prepare"]
 

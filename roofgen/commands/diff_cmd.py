@@ -19,20 +19,19 @@ from typing import Any
 
 import click
 
-from roofgen.cli import (
+from roofgen.commands.common import (
     EXIT_INVALID,
     EXIT_REGRESSION,
     Failure,
-    _report_problems,
-    _settings,
-    _write,
-    cli,
     common,
+    current_settings,
+    report_problems,
     say,
+    write_output,
 )
 
 
-@cli.command("diff")
+@click.command("diff")
 @click.argument("base")
 @click.argument("head")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json", "text"]),
@@ -48,10 +47,10 @@ from roofgen.cli import (
 def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool, fail_pct: float | None,
              charts_dir: str | None, strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
     """Compare two sets of specs: BASE and HEAD are folders or git:REV."""
-    from roofgen.diff import diff
-    from roofgen.diff_report import json_doc, markdown, text
+    from roofgen.review.diff import diff
+    from roofgen.review.report import json_doc, markdown, text
 
-    settings = _settings()
+    settings = current_settings()
     with (
         _side(base, settings) as (base_specs, base_analysis),
         _side(head, settings) as (head_specs, head_analysis),
@@ -64,7 +63,7 @@ def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool, fail_pct:
             report = json.dumps(json_doc(d, base, head), indent=2) + "\n"
         else:
             report = text(d, base, head)
-        _write(report, output, force)
+        write_output(report, output, force)
         folder = Path(charts_dir) if charts_dir else None
         if folder is None and output != "-":
             folder = Path(output).with_name(Path(output).stem + "-charts")
@@ -101,7 +100,7 @@ def _side(spec: str, settings: Any) -> Iterator[tuple[Any, Any]]:
                        display_root=display)  # fmt: skip
         if result.failed() or result.specs is None or result.analysis is None:
             say(f"{spec}: the specs are invalid:")
-            _report_problems(result.problems, quiet=True, verbose=False, strict=False)
+            report_problems(result.problems, quiet=True, verbose=False, strict=False)
             raise Failure(EXIT_INVALID)
         yield result.specs, result.analysis
 

@@ -6,20 +6,19 @@ import json
 
 import click
 
-from roofgen.cli import (
+from roofgen.commands.common import (
     EXIT_INVALID,
     EXIT_USAGE,
     Failure,
-    _run_check,
-    _settings,
-    _write,
-    cli,
     common,
+    current_settings,
+    run_check,
     say,
+    write_output,
 )
 
 
-@cli.command("explain")
+@click.command("explain")
 @click.argument("selector", metavar="CASE/KERNEL[/VARIANT]")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
@@ -47,12 +46,12 @@ def explain_cmd(selector: str, paths: tuple[str, ...], fmt: str, output: str, fo
     except ValueError as exc:
         say(str(exc))
         raise Failure(EXIT_USAGE) from None
-    result = _run_check(paths, strict, quiet, verbose)
+    result = run_check(paths, strict, quiet, verbose)
     if result.failed(strict) or result.analysis is None or result.specs is None:
         raise Failure(EXIT_INVALID)
     try:
         e = explain_kernel(result, case_id, kernel, variant,
-                           rules_file=_settings().rules)  # fmt: skip
+                           rules_file=current_settings().rules)  # fmt: skip
     except ExplainError as exc:
         say(str(exc), fg="red")
         raise Failure(EXIT_INVALID) from None
@@ -61,4 +60,4 @@ def explain_cmd(selector: str, paths: tuple[str, ...], fmt: str, output: str, fo
         text = json.dumps(doc, indent=2) + "\n"
     else:
         text = explanation_text(e)
-    _write(text, output, force)
+    write_output(text, output, force)

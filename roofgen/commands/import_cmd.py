@@ -8,20 +8,19 @@ from typing import Any
 
 import click
 
-from roofgen.cli import (
+from roofgen.commands.common import (
     EXIT_INVALID,
     EXIT_USAGE,
     Failure,
-    _settings,
-    _shown,
-    _write,
-    cli,
     common,
+    current_settings,
     say,
+    shown,
+    write_output,
 )
 
 
-@cli.group("import")
+@click.group("import")
 def import_cmd() -> None:
     """Import Nsight Compute profiles (ncu) or ERT results (ert) into spec files."""
 
@@ -206,7 +205,7 @@ def _other_machines() -> dict[str, dict[str, Any]]:
 
     out: dict[str, dict[str, Any]] = {}
     try:
-        files = team_machine_files(list(_settings().specs))
+        files = team_machine_files(list(current_settings().specs))
     except Exception:
         return out
     for ident, path in files.items():
@@ -220,14 +219,14 @@ def _finish_ncu(
     result: Any, machine: Any, output: str | None, into: str | None, force: bool, quiet: bool
 ) -> None:
     from roofgen.importers import ncu
-    from roofgen.importers.yamlout import write_text
+    from roofgen.api import write_text
 
     if into is not None:
         write_text(result.text.replace("\n", result.newline), Path(into))
-        where = _shown(Path(into))
+        where = shown(Path(into))
     else:
-        _write(result.text, str(output), force)
-        where = "stdout" if output == "-" else _shown(Path(str(output)))
+        write_output(result.text, str(output), force)
+        where = "stdout" if output == "-" else shown(Path(str(output)))
     if quiet:
         return
     kernels = ", ".join(dict.fromkeys(result.kernels))
@@ -240,7 +239,7 @@ def _finish_ncu(
 def _machine(ident: str) -> Any:
     from roofgen.machines.lookup import find_machine
 
-    machine, problems = find_machine(ident, list(_settings().specs))
+    machine, problems = find_machine(ident, list(current_settings().specs))
     if machine is None:
         _fail([p.format() if p.file else p.message for p in problems])
     return machine
@@ -322,6 +321,6 @@ def ert_cmd(
     if problems:
         _fail(["the machine file roofgen built does not check; please report:", *problems])
     _warn(warnings, quiet, strict)
-    _write(text, output, force)
+    write_output(text, output, force)
     if not quiet and output != "-":
-        say(f"wrote {_shown(Path(output))}: machine {ident} with measured roofs", fg="green")
+        say(f"wrote {shown(Path(output))}: machine {ident} with measured roofs", fg="green")

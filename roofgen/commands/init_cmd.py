@@ -6,10 +6,16 @@ from pathlib import Path
 
 import click
 
-from roofgen.cli import EXIT_INVALID, Failure, _shown, cli, common, say
+from roofgen.commands.common import (
+    EXIT_INVALID,
+    Failure,
+    common,
+    say,
+    shown,
+)
 
 
-@cli.command("init")
+@click.command("init")
 @click.argument("folder", metavar="[DIR]", default=".", type=click.Path(file_okay=False))
 @click.option("--machine", "machine_id", default="a100-40gb-sxm", show_default=True,
               metavar="ID", help="The library machine the example case runs on "
@@ -41,7 +47,7 @@ def init_cmd(folder: str, machine_id: str, force: bool, strict: bool, quiet: boo
     actions = init_project(plan)
     if quiet:
         return
-    where = _shown(root.resolve()) if root.resolve() != Path.cwd().resolve() else "."
+    where = shown(root.resolve()) if root.resolve() != Path.cwd().resolve() else "."
     for action in actions:
         colour = "yellow" if action.status == SKIPPED else None
         detail = f": {action.detail}" if action.detail else ""

@@ -8,10 +8,18 @@ from typing import Any
 
 import click
 
-from roofgen.cli import EXIT_INVALID, Failure, _settings, _shown, _write, cli, common, say
+from roofgen.commands.common import (
+    EXIT_INVALID,
+    Failure,
+    common,
+    current_settings,
+    say,
+    shown,
+    write_output,
+)
 
 
-@cli.group("machines", invoke_without_command=True)
+@click.group("machines", invoke_without_command=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @common
 @click.pass_context
@@ -59,7 +67,7 @@ def _list(fmt: str) -> None:
                 "bf16_dense_flop_per_s": _peak(data, "bf16"),
                 "fp16_dense_flop_per_s": _peak(data, "fp16"),
                 "device_bandwidth_b_per_s": _device_bandwidth(data),
-                "overridden_by": _shown(team[ident]) if ident in team else None,
+                "overridden_by": shown(team[ident]) if ident in team else None,
             }
         )
     if fmt == "json":
@@ -70,13 +78,13 @@ def _list(fmt: str) -> None:
 
 def _team_files(finder: Any) -> dict[str, Path]:
     try:
-        return dict(finder(list(_settings().specs)))
+        return dict(finder(list(current_settings().specs)))
     except Exception:  # no settings or unreadable specs: list the library alone
         return {}
 
 
 def _table(rows: list[dict[str, Any]]) -> None:
-    from roofgen.units_format import fmt_si
+    from roofgen.units import fmt_si
 
     header = ("id", "name", "versions", "BF16 dense", "FP16 dense", "device memory")
     lines = [header]
@@ -246,9 +254,9 @@ def vendor_cmd(
     verbose: bool,
 ) -> None:
     """Copy a library machine into the team's specs (then it takes precedence)."""
-    from roofgen import __version__
     from roofgen import machines as library
-    from roofgen.importers.yamlout import schema_comment
+    from roofgen.api import schema_comment
+    from roofgen.version import __version__
 
     entry = _entry(ident, version)
     target = Path(output) if output else _vendor_target(entry.id)
@@ -262,17 +270,17 @@ def vendor_cmd(
     if lines and lines[0].startswith("# yaml-language-server:"):
         lines[0] = schema_comment(target, "machine") + "\n"
     lines.insert(1 if lines else 0, note)
-    _write("".join(lines), str(target), force)
+    write_output("".join(lines), str(target), force)
     if not quiet:
         say(
-            f"wrote {_shown(target)} ({entry.id} version {entry.version}); the specs' copy now "
+            f"wrote {shown(target)} ({entry.id} version {entry.version}); the specs' copy now "
             "takes precedence over the library",
             fg="green",
         )
 
 
 def _vendor_target(ident: str) -> Path:
-    specs = list(_settings().specs)
+    specs = list(current_settings().specs)
     base = specs[0] if specs else Path("specs")
     if base.is_file():
         base = base.parent

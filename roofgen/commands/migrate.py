@@ -6,10 +6,18 @@ from pathlib import Path
 
 import click
 
-from roofgen.cli import EXIT_INVALID, Failure, _paths, _settings, _shown, cli, common, say
+from roofgen.commands.common import (
+    EXIT_INVALID,
+    Failure,
+    common,
+    current_settings,
+    say,
+    shown,
+    spec_paths,
+)
 
 
-@cli.command("migrate")
+@click.command("migrate")
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
     "--check",
@@ -28,7 +36,7 @@ def migrate_cmd(
     """
     from roofgen.api import discover
 
-    files, problems = discover(_paths(paths, _settings()), Path.cwd())
+    files, problems = discover(spec_paths(paths, current_settings()), Path.cwd())
     for problem in problems:
         say(problem.format(), fg="red")
     outcomes = [_migrate_file(path, check_only, quiet, verbose) for path in files]
@@ -45,31 +53,31 @@ def migrate_cmd(
 def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> str:
     """Migrate one file: 'current', 'pending' (needs, or got, a migration) or 'failed'."""
     from roofgen.api import CURRENT, MigrationError, migrate_text, read_version
-    from roofgen.importers.yamlout import write_text
+    from roofgen.api import write_text
 
     raw = path.read_bytes()
     newline = "\r\n" if b"\r\n" in raw else "\n"
     try:
         text = raw.decode("utf-8-sig").replace("\r\n", "\n")
     except UnicodeDecodeError:
-        say(f"{_shown(path)}: not UTF-8 text; nothing done", fg="red")
+        say(f"{shown(path)}: not UTF-8 text; nothing done", fg="red")
         return "failed"
     if read_version(text) == CURRENT:
         if verbose:
-            say(f"{_shown(path)}: format version {CURRENT}, up to date")
+            say(f"{shown(path)}: format version {CURRENT}, up to date")
         return "current"
     try:
         result = migrate_text(text)
     except MigrationError as exc:
-        say(f"{_shown(path)}: {exc}", fg="red")
+        say(f"{shown(path)}: {exc}", fg="red")
         return "failed"
     if check_only:
-        say(f"{_shown(path)}: format version {result.before}; `roofgen migrate` moves it "
+        say(f"{shown(path)}: format version {result.before}; `roofgen migrate` moves it "
             f"to version {result.after}", fg="yellow")  # fmt: skip
         return "pending"
     write_text(result.text.replace("\n", newline), path)
     if not quiet:
-        say(f"migrated {_shown(path)}: version {result.before} -> {result.after}", fg="green")
+        say(f"migrated {shown(path)}: version {result.before} -> {result.after}", fg="green")
         for note in result.notes:
             say(f"  {note}")
     return "pending"

@@ -8,22 +8,21 @@ from typing import Any
 
 import click
 
-from roofgen.cli import (
+from roofgen.commands.common import (
     EXIT_INVALID,
     EXIT_USAGE,
     Failure,
-    _settings,
-    _shown,
-    _write,
-    cli,
     common,
+    current_settings,
     say,
+    shown,
+    write_output,
 )
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
-@cli.group("new")
+@click.group("new")
 def new_cmd() -> None:
     """Start a new spec file (case) from the schema, ready to fill in."""
 
@@ -37,7 +36,7 @@ def _check_id(option: str, value: str) -> None:
 
 def default_case_path(case_id: str) -> Path:
     """``SPECS/cases/ID.yaml`` under the first configured specs folder."""
-    specs = list(_settings().specs)
+    specs = list(current_settings().specs)
     base = specs[0] if specs else Path("specs")
     if base.is_file():
         base = base.parent
@@ -77,17 +76,17 @@ def case_cmd(case_id: str, machine_id: str, from_ncu: tuple[str, ...], kernel: s
         raise Failure(EXIT_USAGE)
     target = Path(output) if output and output != "-" else default_case_path(case_id)
     if output != "-" and target.exists() and not force:
-        say(f"{_shown(target)}: exists; pass --force to overwrite it")
+        say(f"{shown(target)}: exists; pass --force to overwrite it")
         raise Failure(EXIT_INVALID)
     machine = _machine(machine_id)
     if from_ncu:
         text = _from_ncu(from_ncu, machine, target, case_id, variant, title, quiet, strict)
     else:
         text = _template(machine, target, case_id, kernel or case_id, variant, title)
-    _write(text, output or str(target), force)
+    write_output(text, output or str(target), force)
     if quiet or output == "-":
         return
-    say(f"wrote {_shown(target)}: case {case_id} on {machine.id}", fg="green")
+    say(f"wrote {shown(target)}: case {case_id} on {machine.id}", fg="green")
     selector = f"{case_id}/{kernel or case_id}" if not from_ncu else f"{case_id}/KERNEL"
     say("next: replace the TODO values with what you measured (roofgen's site: Guide > How "
         "to measure), then" if not from_ncu else "next:")  # fmt: skip
@@ -97,7 +96,7 @@ def case_cmd(case_id: str, machine_id: str, from_ncu: tuple[str, ...], kernel: s
 def _machine(ident: str) -> Any:
     from roofgen.machines.lookup import find_machine
 
-    machine, problems = find_machine(ident, list(_settings().specs))
+    machine, problems = find_machine(ident, list(current_settings().specs))
     if machine is None:
         for p in problems:
             say(p.format() if p.file else p.message, fg="red")

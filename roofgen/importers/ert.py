@@ -221,7 +221,7 @@ def build_machine(
     """The machine file's text and the warnings."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-    from roofgen.importers.yamlout import dump, eol, make_yaml, schema_comment
+    from roofgen.spec.roundtrip import dump, eol, make_yaml, schema_comment
 
     on_gpu = _is_gpu(run, gpu)
     source = _provenance(run, path)
@@ -330,7 +330,7 @@ _ROLE_NAMES = {
 def _level(role: str, entry: tuple[str, float], run: ErtRun, source: str, gpu: bool) -> Any:
     from ruamel.yaml.comments import CommentedMap
 
-    from roofgen.importers.yamlout import eol
+    from roofgen.spec.roundtrip import eol
 
     ert_name, gbytes = entry
     ident, label = _ROLE_NAMES[role]
@@ -355,11 +355,11 @@ def _level(role: str, entry: tuple[str, float], run: ErtRun, source: str, gpu: b
 
 def validate(text: str) -> list[str]:
     """Problems of the machine text as roofgen checks a machine file."""
-    from roofgen.spec import references, schema
+    from roofgen.spec import crossrefs, schema
     from roofgen.spec.yamlload import load_text
 
     doc, problems = load_text(text, "machine")
     if doc is None:
         return [p.format() for p in problems]
-    problems = schema.validate(doc, "machine") or references.check_machine(doc)
+    problems = schema.validate(doc, "machine") or crossrefs.check_machine(doc)
     return [p.format() for p in problems]

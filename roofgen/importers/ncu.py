@@ -17,9 +17,9 @@ from roofgen.importers.ncu_case import (
 )
 from roofgen.importers.ncu_csv import Profile, read_profiles
 from roofgen.importers.ncu_metrics import MachineView
-from roofgen.importers.yamlout import dump, load_round_trip, make_yaml, only_added, schema_comment
-from roofgen.machines import pin_text
 from roofgen.machines.lookup import FoundMachine
+from roofgen.spec.library import pin_text
+from roofgen.spec.roundtrip import dump, load_round_trip, make_yaml, only_added, schema_comment
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
 
@@ -206,7 +206,7 @@ def _validate(
 
 def _problems(text: str, machine: FoundMachine, others: dict[str, dict[str, Any]]) -> list[Any]:
     from roofgen.problems import Severity
-    from roofgen.spec import references, schema
+    from roofgen.spec import crossrefs, schema
     from roofgen.spec.yamlload import load_text
 
     doc, problems = load_text(text, "case")
@@ -218,7 +218,7 @@ def _problems(text: str, machine: FoundMachine, others: dict[str, dict[str, Any]
     machines = {**others, machine.id: machine.data}
     refs = {r if isinstance(r, str) else r["id"] for r in doc.data["machines"]}
     broken = refs - set(machines)
-    found = references.check_case(doc, machines, broken)
+    found = crossrefs.check_case(doc, machines, broken)
     return [p for p in found if p.severity is Severity.ERROR]
 
 

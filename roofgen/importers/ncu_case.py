@@ -26,7 +26,7 @@ from roofgen.importers.ncu_metrics import (
     derive,
 )
 from roofgen.importers.timing import Timing
-from roofgen.importers.yamlout import eol
+from roofgen.spec.roundtrip import eol
 
 _ID_OK = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roofgen import machines as library
 from roofgen.problems import Problem
+from roofgen.spec import library
 
 _KIND = re.compile(r"^kind:\s*['\"]?machine\b", re.MULTILINE)
 _ID = re.compile(r"^id:\s*['\"]?([a-z0-9][a-z0-9._-]*)", re.MULTILINE)
@@ -58,7 +58,7 @@ def find_machine(
     ident: str, spec_paths: tuple[Path, ...] | list[Path]
 ) -> tuple[FoundMachine | None, list[Problem]]:
     """The machine ``ident``: a machine file in the specs wins over the library."""
-    from roofgen.spec import references, schema
+    from roofgen.spec import crossrefs, schema
     from roofgen.spec.yamlload import load_file
 
     team = team_machine_files(spec_paths)
@@ -68,7 +68,7 @@ def find_machine(
             return None, problems
         problems = schema.validate(doc, "machine")
         if not problems:
-            problems = references.check_machine(doc)
+            problems = crossrefs.check_machine(doc)
         if problems:
             return None, problems
         return FoundMachine(ident, doc.data, str(team[ident]), False), []

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roofgen.scaffold.yamltext import comment_lines, first_sentence, flow, scalar
-from roofgen.spec import reference
-from roofgen.units_format import fmt_si, fmt_time
+from roofgen.spec import fields as reference
+from roofgen.spec.yamltext import comment_lines, first_sentence, flow, scalar
+from roofgen.units import fmt_si, fmt_time
 
 __all__ = ["CaseTemplate", "case_template", "schema_line"]
 
@@ -211,7 +211,7 @@ class CaseTemplate:
 
 
 def _content_hash(machine: Mapping[str, Any]) -> str:
-    from roofgen.machines import content_hash
+    from roofgen.spec.library import content_hash
 
     return content_hash(dict(machine))
 
@@ -457,7 +457,7 @@ def checked_case(t: CaseTemplate, target: Path, machine_file: Path | None) -> tu
     roofgen's library one."""
     import tempfile
 
-    from roofgen.api import check
+    from roofgen.pipeline import check
 
     with tempfile.TemporaryDirectory(prefix="roofgen-new-") as tmp:
         folder = Path(tmp)

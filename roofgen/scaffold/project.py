@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roofgen import __version__
-from roofgen.scaffold.yamltext import scalar
 from roofgen.spec.quantity import parse_quantity
-from roofgen.units_format import fmt_time
+from roofgen.spec.yamltext import scalar
+from roofgen.units import fmt_time
+from roofgen.version import __version__
 
 __all__ = ["Action", "InitPlan", "init_project"]
 
@@ -356,7 +356,7 @@ def _pre_commit(plan: InitPlan) -> None:
 
 def _add_hook(text: str) -> str | None:
     """``text`` with roofgen's local hook appended to ``repos``, every line kept."""
-    from roofgen.importers.yamlout import dump, load_round_trip, make_yaml, only_added
+    from roofgen.spec.roundtrip import dump, load_round_trip, make_yaml, only_added
 
     try:
         yaml, data = load_round_trip(text)

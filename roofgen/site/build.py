@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from roofgen.api import check
 from roofgen.config import Settings
+from roofgen.datafiles import data_dir
+from roofgen.pipeline import check
 from roofgen.problems import Problem, Severity
-from roofgen.resources import data_dir
 from roofgen.site.charts import Chart, ChartStats, ChartStore
 from roofgen.site.context import NavEntry, SiteContext, build_context
 from roofgen.site.pages import RenderedChart, render_mkdocs_yml, render_pages

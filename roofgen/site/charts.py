@@ -20,13 +20,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from roofgen import __version__
 from roofgen.analysis.analyse import CaseResult, LaunchResult
 from roofgen.charts import ChartPoint, RoofLine, RooflineInput
 from roofgen.charts.kinds import ChartInput, build_chart
 from roofgen.files import write_atomic
 from roofgen.model import ComputeUnit, Machine, Roof
 from roofgen.site.renderers import Renderers
+from roofgen.version import __version__
 
 __all__ = [
     "Chart",

@@ -18,7 +18,7 @@ from roofgen.analysis.compare import (
     compare_case,
 )
 from roofgen.model import Machine
-from roofgen.units_format import fmt_percent, fmt_ratio, fmt_si, fmt_time
+from roofgen.units import fmt_percent, fmt_ratio, fmt_si, fmt_time
 
 __all__ = [
     "BeforeAfter",

@@ -10,27 +10,50 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from roofgen.advice import Advice
 from roofgen.analysis.analyse import Analysis, CaseResult, LaunchResult, VariantResult
-from roofgen.analysis.plausibility import Finding
-from roofgen.charts.kinds import ChartInput
+from roofgen.analysis.findings import Finding
 from roofgen.model import Case, Machine, Roof
-from roofgen.site.advice import AdviceGroup, advice_groups, variant_advice
+from roofgen.site.advice import advice_groups, variant_advice
 from roofgen.site.charts import (
     case_chart_inputs,
     is_float_precision,
     machine_chart_input,
     precision_label,
 )
-from roofgen.site.comparison import BeforeAfter, SweepTable, before_after, sweep_tables
+from roofgen.site.comparison import before_after, sweep_tables
 from roofgen.site.guide import GUIDE_NAV
 from roofgen.site.opmodel import kernel_models
-from roofgen.site.quality import Mark, QualityItem, mark_rows, quality_items
-from roofgen.site.sections import Section, case_sections, machine_sections
-from roofgen.units_format import fmt_frequency, fmt_percent, fmt_ratio, fmt_si, fmt_time
+from roofgen.site.pagetypes import (
+    BINDINGS_PATH,
+    HOME_PATH,
+    METHOD_PATH,
+    OPERATORS_PATH,
+    TAGS_PATH,
+    CasePage,
+    CaseRow,
+    ChartSlot,
+    EndToEndRow,
+    HomePage,
+    IndexGroup,
+    IndexPage,
+    IndexRow,
+    LaunchRow,
+    Link,
+    MachinePage,
+    MeasurementRow,
+    NavEntry,
+    RoofRow,
+    SiteContext,
+    VariantSection,
+    anchor,
+    case_path,
+    machine_path,
+)
+from roofgen.site.quality import mark_rows, quality_items
+from roofgen.site.sections import case_sections, machine_sections
+from roofgen.units import fmt_frequency, fmt_percent, fmt_ratio, fmt_si, fmt_time
 
 __all__ = [
     "CasePage",
@@ -47,11 +70,6 @@ __all__ = [
     "resource_names",
 ]
 
-HOME_PATH = "index.md"
-METHOD_PATH = "method/index.md"
-TAGS_PATH = "tags/index.md"
-OPERATORS_PATH = "operators/index.md"
-BINDINGS_PATH = "bindings/index.md"
 RECENT_COUNT = 5
 WINS_COUNT = 5
 
@@ -83,20 +101,6 @@ SPECIAL_RESOURCES = {
 }
 
 
-def case_path(case_id: str) -> str:
-    return f"cases/{case_id}/index.md"
-
-
-def machine_path(machine_id: str) -> str:
-    return f"machines/{machine_id}/index.md"
-
-
-def anchor(prefix: str, key: str) -> str:
-    """An HTML id for ``key`` (ids are ``[a-z0-9._-]``): unique and attr_list-safe."""
-    safe = "".join(c if c.isascii() and (c.isalnum() or c == "-") else f"_{ord(c):x}" for c in key)
-    return f"{prefix}-{safe}"
-
-
 def resource_names(machine: Machine) -> dict[str, str]:
     """Display names of a machine's resources: ``memory.hbm`` -> ``HBM2``."""
     names = {f"compute.{u.id}": u.name for u in machine.compute}
@@ -108,250 +112,7 @@ def resource_names(machine: Machine) -> dict[str, str]:
 # --------------------------------------------------------------------------- pieces
 
 
-@dataclass(frozen=True)
-class Link:
-    """A link to a page of the site (``path``) or to an http(s) URL (``url``)."""
-
-    text: str
-    path: str | None = None
-    url: str | None = None
-    anchor: str | None = None
-
-
-@dataclass(frozen=True)
-class ChartSlot:
-    """Where a chart goes: ``key`` names it; the build renders ``input`` for it."""
-
-    key: str
-    spec_id: str
-    caption: str
-    input: ChartInput
-
-
-@dataclass(frozen=True)
-class CaseRow:
-    """One case in a list or table."""
-
-    id: str
-    title: str
-    path: str
-    owners: str
-    date: str
-    status: str
-    summary: str
-    machines: tuple[Link, ...]
-    binding: str
-    klass: str
-    efficiency: str
-    best_speedup: str
-    end_to_end_speedup: str
-    best_speedup_value: float
-    end_to_end_value: float | None
-
-
-@dataclass(frozen=True)
-class NavEntry:
-    title: str
-    path: str | None = None
-    children: tuple[NavEntry, ...] = ()
-
-
 # --------------------------------------------------------------------------- pages
-
-
-@dataclass(frozen=True)
-class HomePage:
-    path: str
-    title: str
-    description: str
-    recent: tuple[CaseRow, ...]
-    wins: tuple[CaseRow, ...]
-    cases: tuple[CaseRow, ...]
-    machines: tuple[Link, ...]
-    indexes: tuple[Link, ...]
-    method: Link
-
-
-@dataclass(frozen=True)
-class LaunchRow:
-    kernel: str
-    kernel_name: str
-    calls: int
-    time: str
-    share: str
-    flop_rate: str
-    intensities: tuple[str, ...]  # aligned with VariantSection.levels
-    bound: str
-    serial_bound: str
-    binding: str
-    runner_up: str
-    klass: str
-    efficiency: str
-    efficiency_datasheet: str
-    headroom: str
-    covered: str
-    unknown: str
-    verdict: str
-    modelled: str = ""  # values taken from the operator model
-    time_marks: tuple[Mark, ...] = ()  # measurement-quality findings that weaken the time
-    bound_marks: tuple[Mark, ...] = ()  # ... and those that weaken the bound
-
-
-@dataclass(frozen=True)
-class MeasurementRow:
-    kernel: str
-    timing: str
-    statistics: str
-    clock: str
-    clock_scale: str
-    notes: str
-
-
-@dataclass(frozen=True)
-class VariantSection:
-    id: str
-    name: str
-    description: str
-    machine: Link
-    levels: tuple[str, ...]
-    time: str
-    speedup: str
-    bound: str
-    binding: str
-    runner_up: str
-    klass: str
-    efficiency: str
-    efficiency_datasheet: str
-    headroom: str
-    flop_rate: str
-    unknown: str
-    verdict: str
-    launches: tuple[LaunchRow, ...]
-    measurements: tuple[MeasurementRow, ...]
-
-
-@dataclass(frozen=True)
-class EndToEndRow:
-    variant: str
-    kernel_time: str
-    kernel_speedup: str
-    end_to_end_time: str
-    end_to_end_speedup: str
-    note: str
-
-
-@dataclass(frozen=True)
-class CasePage:
-    path: str
-    id: str
-    title: str
-    summary: str
-    date: str
-    owners: tuple[str, ...]
-    status: str
-    file: str
-    tags: tuple[Link, ...]
-    patterns: tuple[str, ...]
-    machines: tuple[Link, ...]
-    links: tuple[Link, ...]
-    narrative: tuple[tuple[str, str], ...]  # (heading, Markdown)
-    method_description: str
-    method: tuple[tuple[str, str], ...]
-    kernels: tuple[tuple[str, str, str, str, str], ...]  # id, name, operator, shape, dtypes
-    kernel_notes: tuple[tuple[str, str], ...]  # id, description (Markdown)
-    charts: tuple[ChartSlot, ...]
-    variants: tuple[VariantSection, ...]
-    end_to_end: tuple[EndToEndRow, ...]
-    recommendations: tuple[AdviceGroup, ...]
-    thresholds: str
-    sections: tuple[Section, ...] = ()  # the other rooflines (resources, precision, ...)
-    before_after: BeforeAfter | None = None  # speedups, movement, end-to-end projection
-    sweeps: tuple[SweepTable, ...] = ()  # launches measured over shape sweeps
-    quality: tuple[QualityItem, ...] = ()  # plausibility and hygiene findings
-    variant_advice: tuple[AdviceGroup, ...] = ()  # recommendations per variant
-    models: tuple[tuple[str, str, str, str], ...] = ()  # kernel, model FLOPs, bytes, notes
-
-    @property
-    def section_charts(self) -> tuple[ChartSlot, ...]:
-        return tuple(c for s in self.sections for c in s.charts)
-
-
-@dataclass(frozen=True)
-class RoofRow:
-    resource: str
-    name: str
-    detail: str  # precision, role...
-    datasheet: str
-    measured: str
-    used: str  # which one the analysis uses
-    source: str
-
-
-@dataclass(frozen=True)
-class MachinePage:
-    path: str
-    id: str
-    name: str
-    vendor: str
-    version: str
-    description: str
-    file: str
-    clocks: tuple[tuple[str, str], ...]
-    roofs: tuple[RoofRow, ...]
-    ridge_levels: tuple[str, ...]
-    ridges: tuple[tuple[str, tuple[str, ...]], ...]  # compute roof, one value per level
-    other: tuple[tuple[str, str], ...]
-    chart: ChartSlot
-    cases: tuple[Link, ...]
-    sections: tuple[Section, ...] = ()  # compute ceilings, instruction ceilings, links, energy
-
-    @property
-    def section_charts(self) -> tuple[ChartSlot, ...]:
-        return tuple(c for s in self.sections for c in s.charts)
-
-
-@dataclass(frozen=True)
-class IndexRow:
-    case: Link
-    detail: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class IndexGroup:
-    key: str
-    label: str
-    anchor: str
-    rows: tuple[IndexRow, ...]
-    description: str = ""
-
-
-@dataclass(frozen=True)
-class IndexPage:
-    path: str
-    title: str
-    intro: str
-    columns: tuple[str, ...]  # after the case column
-    groups: tuple[IndexGroup, ...]
-
-
-@dataclass(frozen=True)
-class SiteContext:
-    name: str
-    home: HomePage
-    cases: tuple[CasePage, ...]
-    machines: tuple[MachinePage, ...]
-    indexes: tuple[IndexPage, ...]
-    method_path: str
-    nav: tuple[NavEntry, ...]
-    newest_date: str
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def charts(self) -> tuple[ChartSlot, ...]:
-        slots = [c for page in self.cases for c in page.charts]
-        slots += [c for page in self.cases for c in page.section_charts]
-        slots += [c for page in self.machines for c in (page.chart, *page.section_charts)]
-        return tuple(slots)
 
 
 # --------------------------------------------------------------------------- builders

@@ -1,7 +1,7 @@
 """The site's Guide: a first-case tutorial, how to measure, and the spec reference.
 
 The tutorial and the measuring recipes are Markdown files in ``templates/guide/``.
-The reference is generated from the JSON Schemas (:mod:`roofgen.spec.reference`):
+The reference is generated from the JSON Schemas (:mod:`roofgen.spec.fields`):
 every field of a machine file and of a case file, with its type, unit, whether it
 is required, its description and an example, each under an anchor
 (``#case-variants-launches-measurement-time``) that ``roofgen check`` names in its
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from roofgen.resources import data_dir
+from roofgen.datafiles import data_dir
 from roofgen.site.escape import md_text
-from roofgen.spec import reference
+from roofgen.spec import fields as reference
 
 __all__ = [
     "CI_PATH",
@@ -111,7 +111,7 @@ def _entry(root: dict[str, Any], f: reference.Field) -> list[str]:
 
 
 def _example(root: dict[str, Any], f: reference.Field) -> str:
-    from roofgen.scaffold.yamltext import flow, scalar
+    from roofgen.spec.yamltext import flow, scalar
 
     value = reference.example(f)
     if value is None and "const" in f.schema:

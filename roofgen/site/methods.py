@@ -16,8 +16,16 @@ from roofgen.analysis.analyse import CaseResult, VariantResult
 from roofgen.analysis.compare import compare_case
 from roofgen.model import Machine
 from roofgen.site.comparison import fmt_speedup
-from roofgen.site.context import IndexGroup, IndexPage, IndexRow, Link, NavEntry, anchor, case_path
-from roofgen.units_format import fmt_ratio
+from roofgen.site.pagetypes import (
+    IndexGroup,
+    IndexPage,
+    IndexRow,
+    Link,
+    NavEntry,
+    anchor,
+    case_path,
+)
+from roofgen.units import fmt_ratio
 
 __all__ = ["METHOD_PAGES", "method_nav", "method_pages"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from roofgen.analysis.prepare import kernel_model
 from roofgen.model import Case
-from roofgen.units_format import fmt_si
+from roofgen.units import fmt_si
 
 __all__ = ["kernel_models"]
 

@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import jinja2
 
-from roofgen.resources import data_dir
+from roofgen.datafiles import data_dir
 from roofgen.site.context import NavEntry, SiteContext
 from roofgen.site.escape import md_escape, md_text, plain_text, safe_url, yaml_str
 from roofgen.site.guide import guide_pages

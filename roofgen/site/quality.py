@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from roofgen.analysis.plausibility import Finding
+from roofgen.analysis.findings import Finding
 from roofgen.model import Case
 
 __all__ = ["Mark", "QualityItem", "mark_rows", "marks_for", "quality_items"]
@@ -48,7 +48,7 @@ def _where(case: Case, path: tuple[str | int, ...]) -> tuple[str, int | None, in
         text = f"{variant.id} / {launch.kernel}"
         if len(path) >= 6 and path[4] == "sweep":
             point = launch.sweep[int(path[5])]
-            from roofgen.analysis.sweep import label
+            from roofgen.operators.sweep import label
 
             text += f" at {label(point)}"
         return text, vi, li

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from roofgen.config import Settings
-from roofgen.resources import data_dir
+from roofgen.datafiles import data_dir
 from roofgen.site.build import BuildResult, build_site
 
 __all__ = ["Snapshot", "serve", "snapshot", "watched_paths"]

@@ -255,7 +255,7 @@ def _launch_measurement(x: dict[str, Any]) -> Measurement:
     """The launch's measurement; for a sweep, the weighted mean of its points per call."""
     if "measurement" in x:
         return measurement(x["measurement"])
-    from roofgen.analysis.sweep import mean_measurement, normalised_weights
+    from roofgen.operators.sweep import mean_measurement, normalised_weights
 
     points = _sweep(x["sweep"])
     return mean_measurement([p.measurement for p in points], normalised_weights(points))

@@ -15,32 +15,16 @@ import hashlib
 import pickle
 import stat
 from collections.abc import Sequence
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from roofgen import __version__
 from roofgen.files import write_cache_entry
+from roofgen.spec.file_cache import roofgen_digest
 from roofgen.spec.load import discover
 from roofgen.spec.yamlload import MAX_FILE_BYTES
 
 _KEEP = 4  # newest results kept per cache folder
 _PACKAGE = Path(__file__).resolve().parent.parent
-
-
-@cache
-def roofgen_digest() -> str:
-    """Digest of roofgen's own code and data, so an edited roofgen never reads stale results."""
-    h = hashlib.sha256(__version__.encode())
-    roots = [_PACKAGE, _PACKAGE.parent / "schemas"]
-    for root in roots:
-        if not root.is_dir():
-            continue
-        for path in sorted(root.rglob("*")):
-            if path.suffix in (".py", ".yaml", ".json", ".txt") and path.is_file():
-                st = path.stat()
-                h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
 
 
 def key(

@@ -80,7 +80,7 @@ def compiled(kind: str, cache_dir: Path | None = None) -> Callable[[Any], Any]:
     """
     import fastjsonschema
 
-    from roofgen.spec.schema import load_schema
+    from roofgen.spec.schemafiles import load_schema
 
     formats: dict[str, Callable[[str], bool]] = {}
     schema = derive(load_schema(kind), formats)

@@ -16,12 +16,15 @@ from __future__ import annotations
 import hashlib
 import pickle
 import stat
+from functools import cache
 from pathlib import Path
 
 from roofgen.files import write_cache_entry
 from roofgen.spec.yamlload import MAX_FILE_BYTES, Document
+from roofgen.version import __version__
 
 _PREFIX = "doc-"
+_PACKAGE = Path(__file__).resolve().parent.parent  # roofgen/
 
 
 class DocumentCache:
@@ -67,8 +70,6 @@ class DocumentCache:
                 entry.unlink(missing_ok=True)
 
     def _key(self, path: Path, display: str) -> str | None:
-        from roofgen.spec.check_cache import roofgen_digest
-
         try:
             info = path.stat()
             if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
@@ -80,3 +81,18 @@ class DocumentCache:
         h.update(display.encode("utf-8", "surrogateescape") + b"\0")
         h.update(raw)
         return h.hexdigest()
+
+
+@cache
+def roofgen_digest() -> str:
+    """Digest of roofgen's own code and data, so an edited roofgen never reads stale results."""
+    h = hashlib.sha256(__version__.encode())
+    roots = [_PACKAGE, _PACKAGE.parent / "schemas"]
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".yaml", ".json", ".txt") and path.is_file():
+                st = path.stat()
+                h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()

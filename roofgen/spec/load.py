@@ -8,10 +8,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from roofgen import machines as machine_library
 from roofgen.model import Case, Machine, Specs
 from roofgen.problems import Problem, Severity
-from roofgen.spec import build, references, schema
+from roofgen.spec import build, crossrefs, schema
+from roofgen.spec import library as machine_library
 from roofgen.spec.file_cache import DocumentCache
 from roofgen.spec.yamlload import Document, load_file
 
@@ -105,9 +105,9 @@ def load(
     machines_docs = {**machines_docs, **library.documents}
     machine_data = {ident: doc.data for ident, doc in machines_docs.items()}
     for doc in machines_docs.values():
-        problems += references.check_machine(doc)
+        problems += crossrefs.check_machine(doc)
     for doc in case_docs.values():
-        problems += references.check_case(doc, machine_data, broken_machines)
+        problems += crossrefs.check_case(doc, machine_data, broken_machines)
     names = tuple(_display(p, display_root) for p in files)
     if any(p.severity is Severity.ERROR for p in problems):
         return LoadResult(None, problems, names, case_docs)

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from roofgen import SPEC_FORMAT_VERSION
+from roofgen.version import SPEC_FORMAT_VERSION
 
 __all__ = [
     "CURRENT",
@@ -226,7 +226,7 @@ def read_version(text: str) -> object:
 
 def migrate_text(text: str) -> Result:
     """``text`` moved to the current format version (unchanged when it is already)."""
-    from roofgen.importers.yamlout import dump, load_round_trip
+    from roofgen.spec.roundtrip import dump, load_round_trip
 
     version = read_version(text)
     if version == CURRENT:

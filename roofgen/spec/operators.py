@@ -1,7 +1,7 @@
 """Checks of operator shapes and shape sweeps in a case document, each located.
 
 ``shape`` is an open mapping in the schema; for the operator kinds with a model
-(:mod:`roofgen.analysis.opmodels`) a key the model cannot use is an error that names
+(:mod:`roofgen.operators.models`) a key the model cannot use is an error that names
 the valid keys. A launch gives one measurement or a sweep of shapes, not both; the
 points of a sweep carry a weight each or none, and distinct labels.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from roofgen.analysis.opmodels import check_shape
-from roofgen.analysis.sweep import label
 from roofgen.model import Measurement, SweepPoint, TimeStats
+from roofgen.operators.models import check_shape
+from roofgen.operators.sweep import label
 from roofgen.problems import Problem
 from roofgen.spec.yamlload import Document, PathKey
 

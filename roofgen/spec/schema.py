@@ -22,13 +22,12 @@ from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.validators import extend
 
 from roofgen.problems import Problem
-from roofgen.resources import schema_path
 from roofgen.spec import fastpath
 from roofgen.spec.quantity import EXAMPLES, QuantityError, parse_quantity
+from roofgen.spec.schemafiles import ALL_SCHEMAS, load_schema
 from roofgen.spec.yamlload import Document, PathKey
 
 KINDS = ("machine", "case")
-ALL_SCHEMAS = ("machine", "case", "output", "rules", "config")
 
 
 def _x_quantity(validator: Any, spec: dict[str, Any], instance: Any, schema: Any) -> Iterator:
@@ -62,13 +61,6 @@ def _x_finite(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iter
 
 
 _Validator = extend(Draft202012Validator, {"x-quantity": _x_quantity, "x-finite": _x_finite})
-
-
-@cache
-def load_schema(kind: str) -> dict[str, Any]:
-    with schema_path(kind).open(encoding="utf-8") as f:
-        schema: dict[str, Any] = json.load(f)
-    return schema
 
 
 @cache
@@ -109,7 +101,7 @@ def _see_reference(problem: Problem, kind: str, path: PathKey) -> Problem:
     on the site's reference page (guide/reference): '... (see reference: ANCHOR)'."""
     from dataclasses import replace
 
-    from roofgen.spec.reference import anchor_for
+    from roofgen.spec.fields import anchor_for
 
     anchor = anchor_for(kind, path)
     if not anchor:

@@ -27,7 +27,7 @@ from roofgen.site.sections.precision import machine_ceilings, precision_section
 from roofgen.site.sections.resources import resource_section
 from roofgen.site.sections.runtime import runtime_section
 from roofgen.site.sections.sparse import sparse_section
-from roofgen.units_format import fmt_si, fmt_time
+from roofgen.units import fmt_si, fmt_time
 
 
 def case_sections(

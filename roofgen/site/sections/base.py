@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from roofgen.analysis.analyse import CaseResult, LaunchResult, VariantResult
 from roofgen.charts.kinds import ChartInput
 from roofgen.charts.roofline_inputs import LaunchKey
 from roofgen.model import Kernel, Launch, Machine, MemoryLevel
-
-if TYPE_CHECKING:
-    from roofgen.site.context import ChartSlot
+from roofgen.site.pagetypes import ChartSlot
 
 
 @dataclass(frozen=True)
@@ -64,7 +61,6 @@ def launch_items(case: CaseResult, machine_id: str) -> Iterator[Item]:
 
 
 def slot(key: str, spec_id: str, caption: str, inp: ChartInput) -> ChartSlot:
-    from roofgen.site.context import ChartSlot
 
     return ChartSlot(key=key, spec_id=spec_id, caption=caption, input=inp)
 

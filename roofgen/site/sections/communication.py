@@ -23,7 +23,7 @@ from roofgen.site.sections.base import (
     slot,
     work_unit,
 )
-from roofgen.units_format import fmt_si, fmt_time
+from roofgen.units import fmt_si, fmt_time
 
 
 def comm_section(case: CaseResult, machine: Machine, n: int) -> Section | None:

@@ -24,7 +24,7 @@ from roofgen.site.sections.base import (
     slot,
     work_unit,
 )
-from roofgen.units_format import fmt_frequency, fmt_si
+from roofgen.units import fmt_frequency, fmt_si
 
 
 def energy_model(machine: Machine, precision: str) -> EnergyModel | None:

@@ -14,7 +14,7 @@ from roofgen.charts.roofline_inputs import (
 )
 from roofgen.model import Machine
 from roofgen.site.sections.base import Section, Table, launch_items, slot
-from roofgen.units_format import fmt_frequency, fmt_percent, fmt_si
+from roofgen.units import fmt_frequency, fmt_percent, fmt_si
 
 
 def instruction_input(

@@ -22,7 +22,7 @@ from roofgen.site.sections.base import (
     precision_name,
     slot,
 )
-from roofgen.units_format import fmt_ratio, fmt_time
+from roofgen.units import fmt_ratio, fmt_time
 
 
 def machine_ceilings(machine: Machine, units: set[str] | None = None) -> tuple[Ceiling, ...]:

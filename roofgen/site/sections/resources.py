@@ -13,7 +13,7 @@ from roofgen.charts.roofline_inputs import (
 )
 from roofgen.model import Machine
 from roofgen.site.sections.base import Section, Table, launch_items, slot
-from roofgen.units_format import fmt_time
+from roofgen.units import fmt_time
 
 
 def resource_section(

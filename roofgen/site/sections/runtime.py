@@ -13,7 +13,7 @@ from roofgen.charts.roofline_inputs import (
 )
 from roofgen.model import Machine
 from roofgen.site.sections.base import Section, Table, slot
-from roofgen.units_format import fmt_percent, fmt_time
+from roofgen.units import fmt_percent, fmt_time
 
 #: The section appears when some step's launch floor is at least this share of its time.
 SHOWN_SHARE = 0.05

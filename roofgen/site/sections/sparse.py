@@ -20,7 +20,7 @@ from roofgen.site.sections.base import (
     slot,
 )
 from roofgen.site.sections.precision import machine_ceilings
-from roofgen.units_format import fmt_percent, fmt_si
+from roofgen.units import fmt_percent, fmt_si
 
 
 def sparse_section(case: CaseResult, machine: Machine, n: int) -> Section | None:

@@ -46,25 +46,25 @@ class Results:
 
     def to_json(self) -> dict[str, Any]:
         """The document `roofgen analyze --format json` writes (output format 1)."""
-        from roofgen.report import analysis_json
+        from roofgen.report.analysis import analysis_json
 
         return analysis_json(self.raw, self._result.problems, self._result.advice)
 
     def rows(self) -> list[dict[str, Any]]:
-        """Flat rows, one per variant and per launch (see :mod:`roofgen.tables`)."""
-        from roofgen.tables import analysis_rows
+        """Flat rows, one per variant and per launch (see :mod:`roofgen.report.tables`)."""
+        from roofgen.report.tables import analysis_rows
 
         return analysis_rows(self.to_json())
 
     def to_dataframe(self) -> Any:
         """A pandas DataFrame of :meth:`rows` (needs pandas: ``roofgen[notebook]``)."""
-        from roofgen.tables import rows_dataframe
+        from roofgen.report.tables import rows_dataframe
 
         return rows_dataframe(self.rows())
 
     def to_csv(self) -> str:
         """The text of `roofgen analyze --format csv`."""
-        from roofgen.tables import rows_csv
+        from roofgen.report.tables import rows_csv
 
         return rows_csv(self.rows())
 
@@ -219,18 +219,9 @@ def machine(
         found = workspace.machines[machine_id]
         if version is None or found.version == version:
             return found
-    from roofgen import machines as library
-    from roofgen.spec import build, schema
+    from roofgen.machines import get
 
-    entry = library.entry(machine_id, version)
-    doc = library.document(machine_id, entry.version) if entry is not None else None
-    if entry is None or doc is None:
-        known = ", ".join(library.ids())
-        raise KeyError(f"no machine {machine_id!r} version {version} (library: {known})")
-    problems = schema.validate(doc, "machine")
-    if problems:
-        raise SpecError(problems)
-    return build.machine(doc.data, doc.file)
+    return get(machine_id, version)
 
 
 def analyse(workspace_or_paths: Workspace | PathLike | Iterable[PathLike]) -> Results:

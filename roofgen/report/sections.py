@@ -17,8 +17,8 @@ from roofgen.analysis.compare import (
     Speedup,
     compare_case,
 )
-from roofgen.analysis.opmodels import OpModel
 from roofgen.model import Machine
+from roofgen.operators.models import OpModel
 
 __all__ = ["add_case_sections", "model_json", "recommendation_json", "speedup_json"]
 

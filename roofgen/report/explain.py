@@ -19,7 +19,7 @@ from typing import Any
 from roofgen.analysis.analyse import Analysis, CaseResult, LaunchResult, VariantResult
 from roofgen.analysis.bounds import dynamic_energy_j, level_bytes, resources
 from roofgen.model import Launch, Machine, Measurement, Specs
-from roofgen.units_format import fmt_percent, fmt_ratio, fmt_si, fmt_time
+from roofgen.units import fmt_percent, fmt_ratio, fmt_si, fmt_time
 
 __all__ = [
     "ExplainError",
@@ -476,8 +476,8 @@ def _table(rows: Sequence[ResourceRow]) -> list[str]:
 
 
 def explanation_json(e: Explanation) -> dict[str, Any]:
-    from roofgen import __version__
-    from roofgen.report import launch_json
+    from roofgen.report.analysis import launch_json
+    from roofgen.version import __version__
 
     t = e.thresholds
     return {

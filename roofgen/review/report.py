@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from roofgen.analysis.compare import Speedup
-from roofgen.diff import Change, Diff
-from roofgen.units_format import fmt_percent, fmt_ratio, fmt_si, fmt_time
+from roofgen.review.diff import Change, Diff
+from roofgen.units import fmt_percent, fmt_ratio, fmt_si, fmt_time
 
 MARKER = "<!-- roofgen-diff -->"
 COMMENT_LIMIT = 65_536

@@ -1,5 +1,10 @@
-"""The library's entry points: check, analyse, charts, explain, build. The CLI calls
-only these; the notebook API (:mod:`roofgen.workspace`) builds on them."""
+"""The pipeline from spec files to checked results: load, validate, analyse, the
+plausibility and hygiene findings, and (on first use) the recommendations.
+
+:func:`check` is what `roofgen check` runs and what every later stage starts from:
+the site build, ``roofgen new case``, the notebook API and the CLI all read its
+:class:`CheckResult`; none of them analyses again.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from roofgen.advice import Advice, RuleSet, advise
 from roofgen.advice.load import shipped_ruleset, team_ruleset
@@ -60,11 +64,6 @@ def shipped_rules() -> list[Rule]:
     doc, problems = load_text(text, "roofgen/rules/plausibility.yaml")
     assert doc is not None and not problems, problems
     return rules_from_data(doc.data)
-
-
-def team_rules(path: Path) -> tuple[list[Rule], list[Problem]]:
-    doc, problems = _team_document(path)
-    return (rules_from_data(doc.data), []) if doc is not None else ([], problems)
 
 
 def _team_document(
@@ -154,136 +153,3 @@ def _check(
     return CheckResult(
         loaded.files, sort_problems(problems), loaded.specs, analysis, tuple(findings), ruleset
     )
-
-
-# -- The rest of the CLI's entry points (the CLI imports only this module) -----------
-
-
-def analysis_document(result: CheckResult) -> dict[str, Any]:
-    """`roofgen analyze --format json`: the versioned analysis JSON."""
-    from roofgen.report import analysis_json
-
-    assert result.analysis is not None
-    return analysis_json(result.analysis, result.problems, result.advice)
-
-
-def analysis_text(result: CheckResult) -> str:
-    """`roofgen analyze`: the analysis as text for a terminal."""
-    from roofgen.report import analysis_text as text
-
-    assert result.analysis is not None
-    return text(result.analysis)
-
-
-def analysis_csv(result: CheckResult) -> str:
-    """`roofgen analyze --format csv`: one row per variant and launch, flattened by the
-    rule of :mod:`roofgen.tables` (the same columns as ``Results.to_dataframe()``)."""
-    from roofgen.tables import analysis_rows, rows_csv
-
-    return rows_csv(analysis_rows(analysis_document(result)))
-
-
-def kernel_chart(
-    result: CheckResult, case_id: str, kernel: str, variant: str | None = None
-) -> dict[str, Any]:
-    """The Vega-Lite spec of one kernel's hierarchical roofline (all its variants, or
-    one). Raises ValueError naming what exists when the case, kernel or variant does not."""
-    from roofgen.charts import hierarchical_chart
-    from roofgen.site.charts import kernel_chart_input
-    from roofgen.site.context import resource_names
-
-    assert result.analysis is not None and result.specs is not None
-    case = next((c for c in result.analysis.cases if c.case.id == case_id), None)
-    if case is None:
-        known = ", ".join(c.case.id for c in result.analysis.cases)
-        raise ValueError(f"no case {case_id!r} (cases: {known})")
-    machines = result.specs.machines
-    names: dict[str, str] = {}
-    for v in case.variants:
-        names |= resource_names(machines[v.machine])
-    return hierarchical_chart(kernel_chart_input(case, machines, kernel, variant, names))
-
-
-def write_chart(spec: dict[str, Any], target: Path) -> None:
-    """Write a chart spec as .svg, .png, .html or .json (by the suffix), atomically."""
-    import json
-
-    from roofgen.charts import to_html, to_png, to_svg
-
-    suffix = target.suffix.lower()
-    if suffix == ".svg":
-        data = to_svg(spec).encode("utf-8")
-    elif suffix == ".png":
-        data = to_png(spec)
-    elif suffix == ".html":
-        data = to_html(spec).encode("utf-8")
-    else:
-        data = (json.dumps(spec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(target)
-
-
-def explain_kernel(
-    result: CheckResult,
-    case_id: str,
-    kernel: str,
-    variant: str | None = None,
-    *,
-    rules_file: Path | None = None,
-) -> Any:
-    """`roofgen explain`: one kernel's launches explained (raises ExplainError)."""
-    from roofgen.explain import explain
-
-    assert result.analysis is not None and result.specs is not None
-    return explain(result.analysis, result.specs, case_id, kernel, variant, rules_file=rules_file)
-
-
-def build_site(*args: Any, **kwargs: Any) -> Any:
-    """`roofgen build`: see :func:`roofgen.site.build.build_site`."""
-    from roofgen.site.build import build_site as build
-
-    return build(*args, **kwargs)
-
-
-def schema_names() -> tuple[str, ...]:
-    return tuple(schema.ALL_SCHEMAS)
-
-
-def schema_document(name: str) -> dict[str, Any]:
-    """`roofgen schema NAME`: one of the JSON Schemas."""
-    return schema.load_schema(name)
-
-
-def serve(*args: Any, **kwargs: Any) -> Any:
-    """`roofgen serve`: see :func:`roofgen.site.serve.serve`."""
-    from roofgen.site.serve import serve as run
-
-    return run(*args, **kwargs)
-
-
-# Names the commands use, imported from here on first use (PEP 562), so that the
-# CLI has one way into the library and `import roofgen.api` stays light.
-_REEXPORTS = {
-    "ExplainError": "roofgen.explain",
-    "parse_selector": "roofgen.explain",
-    "explanation_json": "roofgen.explain",
-    "explanation_text": "roofgen.explain",
-    "discover": "roofgen.spec.load",
-    "QuantityError": "roofgen.spec.quantity",
-    "parse_quantity": "roofgen.spec.quantity",
-    "CURRENT": "roofgen.spec.migrate",
-    "MigrationError": "roofgen.spec.migrate",
-    "migrate_text": "roofgen.spec.migrate",
-    "read_version": "roofgen.spec.migrate",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _REEXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'roofgen.api' has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(module), name)

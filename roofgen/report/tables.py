@@ -3,7 +3,7 @@
 
 The rule: one row per variant and one per launch of each variant, in the order of
 the analysis JSON. A row holds that object's fields from the JSON output
-(:func:`roofgen.report.variant_json`, :func:`roofgen.report.launch_json`, a
+(:func:`roofgen.report.analysis.variant_json`, :func:`roofgen.report.analysis.launch_json`, a
 variant's ``launches`` left out) plus ``row`` (``"variant"`` or ``"launch"``).
 Nested objects are flattened by joining keys with ``/``:
 ``{"bound_s": {"memory.hbm": 0.002}}`` becomes the column ``bound_s/memory.hbm``.
@@ -90,7 +90,7 @@ def unflatten(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def analysis_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Rows of the analysis JSON (:func:`roofgen.report.analysis_json`)."""
+    """Rows of the analysis JSON (:func:`roofgen.report.analysis.analysis_json`)."""
     rows: list[dict[str, Any]] = []
     for case in doc.get("cases", []):
         for variant in case.get("variants", []):

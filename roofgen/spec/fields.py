@@ -86,7 +86,7 @@ class Field:
 
 
 def _root(kind: str) -> dict[str, Any]:
-    from roofgen.spec.schema import load_schema
+    from roofgen.spec.schemafiles import load_schema
 
     return load_schema(kind)
 

@@ -124,7 +124,7 @@ def _check_content_pin(
     doc: Document, ref: Any, i: int, ident: str, machine: dict[str, Any]
 ) -> list[Problem]:
     """A ``sha256:`` pin must match the content hash of the machine's data."""
-    from roofgen.machines import content_hash
+    from roofgen.spec.library import content_hash
 
     pinned = ref.get("sha256") if isinstance(ref, dict) else None
     if pinned is None or pinned == (actual := content_hash(machine)):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from roofgen import __version__
 from roofgen.advice import Advice
 from roofgen.analysis.analyse import Analysis, LaunchResult, VariantResult
 from roofgen.problems import Problem
-from roofgen.report_sections import add_case_sections
-from roofgen.units_format import fmt_percent, fmt_ratio, fmt_si, fmt_time
+from roofgen.report.sections import add_case_sections
+from roofgen.units import fmt_percent, fmt_ratio, fmt_si, fmt_time
+from roofgen.version import __version__
 
 OUTPUT_VERSION = 1
 

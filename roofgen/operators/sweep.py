@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import fields, is_dataclass, replace
 from typing import Any, TypeVar
 
-from roofgen.analysis.opmodels import OpModel, Tensor
 from roofgen.model import Measurement, SweepPoint
+from roofgen.operators.models import OpModel, Tensor
 
 __all__ = ["label", "mean_measurement", "mean_model", "normalised_weights"]
 

@@ -1,0 +1,150 @@
+"""The library's entry points: check, analyse, charts, explain, build. The CLI calls
+only these; the notebook API (:mod:`roofgen.api.workspace`) builds on them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from roofgen.pipeline import CheckResult, check
+from roofgen.spec import schema
+
+__all__ = ["CheckResult", "check"]
+
+
+# -- The rest of the CLI's entry points (the CLI imports only this module) -----------
+
+
+def analysis_document(result: CheckResult) -> dict[str, Any]:
+    """`roofgen analyze --format json`: the versioned analysis JSON."""
+    from roofgen.report.analysis import analysis_json
+
+    assert result.analysis is not None
+    return analysis_json(result.analysis, result.problems, result.advice)
+
+
+def analysis_text(result: CheckResult) -> str:
+    """`roofgen analyze`: the analysis as text for a terminal."""
+    from roofgen.report.analysis import analysis_text as text
+
+    assert result.analysis is not None
+    return text(result.analysis)
+
+
+def analysis_csv(result: CheckResult) -> str:
+    """`roofgen analyze --format csv`: one row per variant and launch, flattened by the
+    rule of :mod:`roofgen.report.tables` (the same columns as ``Results.to_dataframe()``)."""
+    from roofgen.report.tables import analysis_rows, rows_csv
+
+    return rows_csv(analysis_rows(analysis_document(result)))
+
+
+def kernel_chart(
+    result: CheckResult, case_id: str, kernel: str, variant: str | None = None
+) -> dict[str, Any]:
+    """The Vega-Lite spec of one kernel's hierarchical roofline (all its variants, or
+    one). Raises ValueError naming what exists when the case, kernel or variant does not."""
+    from roofgen.charts import hierarchical_chart
+    from roofgen.site.charts import kernel_chart_input
+    from roofgen.site.context import resource_names
+
+    assert result.analysis is not None and result.specs is not None
+    case = next((c for c in result.analysis.cases if c.case.id == case_id), None)
+    if case is None:
+        known = ", ".join(c.case.id for c in result.analysis.cases)
+        raise ValueError(f"no case {case_id!r} (cases: {known})")
+    machines = result.specs.machines
+    names: dict[str, str] = {}
+    for v in case.variants:
+        names |= resource_names(machines[v.machine])
+    return hierarchical_chart(kernel_chart_input(case, machines, kernel, variant, names))
+
+
+def write_chart(spec: dict[str, Any], target: Path) -> None:
+    """Write a chart spec as .svg, .png, .html or .json (by the suffix), atomically."""
+    import json
+
+    from roofgen.charts import to_html, to_png, to_svg
+
+    suffix = target.suffix.lower()
+    if suffix == ".svg":
+        data = to_svg(spec).encode("utf-8")
+    elif suffix == ".png":
+        data = to_png(spec)
+    elif suffix == ".html":
+        data = to_html(spec).encode("utf-8")
+    else:
+        data = (json.dumps(spec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(target)
+
+
+def explain_kernel(
+    result: CheckResult,
+    case_id: str,
+    kernel: str,
+    variant: str | None = None,
+    *,
+    rules_file: Path | None = None,
+) -> Any:
+    """`roofgen explain`: one kernel's launches explained (raises ExplainError)."""
+    from roofgen.report.explain import explain
+
+    assert result.analysis is not None and result.specs is not None
+    return explain(result.analysis, result.specs, case_id, kernel, variant, rules_file=rules_file)
+
+
+def build_site(*args: Any, **kwargs: Any) -> Any:
+    """`roofgen build`: see :func:`roofgen.site.build.build_site`."""
+    from roofgen.site.build import build_site as build
+
+    return build(*args, **kwargs)
+
+
+def schema_names() -> tuple[str, ...]:
+    return tuple(schema.ALL_SCHEMAS)
+
+
+def schema_document(name: str) -> dict[str, Any]:
+    """`roofgen schema NAME`: one of the JSON Schemas."""
+    return schema.load_schema(name)
+
+
+def serve(*args: Any, **kwargs: Any) -> Any:
+    """`roofgen serve`: see :func:`roofgen.site.serve.serve`."""
+    from roofgen.site.serve import serve as run
+
+    return run(*args, **kwargs)
+
+
+# Names the commands use, imported from here on first use (PEP 562), so that the
+# CLI has one way into the library and `import roofgen.api` stays light.
+_REEXPORTS = {
+    "analyse": "roofgen.analysis.analyse",
+    "load_file": "roofgen.spec.yamlload",
+    "shipped_rules": "roofgen.pipeline",
+    "schema_comment": "roofgen.spec.roundtrip",
+    "write_text": "roofgen.spec.roundtrip",
+    "ExplainError": "roofgen.report.explain",
+    "parse_selector": "roofgen.report.explain",
+    "explanation_json": "roofgen.report.explain",
+    "explanation_text": "roofgen.report.explain",
+    "discover": "roofgen.spec.load",
+    "QuantityError": "roofgen.spec.quantity",
+    "parse_quantity": "roofgen.spec.quantity",
+    "CURRENT": "roofgen.spec.migrate",
+    "MigrationError": "roofgen.spec.migrate",
+    "migrate_text": "roofgen.spec.migrate",
+    "read_version": "roofgen.spec.migrate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _REEXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'roofgen.api' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module), name)

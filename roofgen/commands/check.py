@@ -1,0 +1,67 @@
+"""`roofgen check` and `roofgen analyze`: validate the specs, and analyse them."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from roofgen.commands.common import (
+    EXIT_INVALID,
+    Failure,
+    common,
+    count_problems,
+    run_check,
+    say,
+    write_output,
+)
+
+
+@click.command("check")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("-o", "--output", default="-", help="Where the report goes ('-': stdout).")
+@click.option("--force", is_flag=True, help="Overwrite the output file.")
+@common
+def check_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, strict: bool,
+              quiet: bool, verbose: bool) -> None:  # fmt: skip
+    """Validate spec files (default: the configured specs folder)."""
+    result = run_check(paths, strict, quiet, verbose)
+    failed = result.failed(strict)
+    if fmt == "json":
+        doc = {
+            "roofgen_output": 1,
+            "ok": not failed,
+            "files": list(result.files),
+            "problems": [p.to_json() for p in result.problems],
+        }
+        write_output(json.dumps(doc, indent=2) + "\n", output, force)
+    elif not quiet:
+        counts = count_problems(result.problems)
+        say(f"{len(result.files)} file(s) checked: {counts}", fg="red" if failed else "green")
+    if failed:
+        raise Failure(EXIT_INVALID)
+
+
+@click.command("analyze")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
+              help="csv: one row per variant and launch; nested keys joined with '/'.")  # fmt: skip
+@click.option("-o", "--output", default="-", help="Where the report goes ('-': stdout).")
+@click.option("--force", is_flag=True, help="Overwrite the output file.")
+@common
+def analyze_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, strict: bool,
+                quiet: bool, verbose: bool) -> None:  # fmt: skip
+    """Analyse the specs: bounds, binding roof, efficiency, headroom per launch and variant."""
+    from roofgen.api import analysis_csv, analysis_document, analysis_text
+
+    result = run_check(paths, strict, quiet, verbose)
+    if result.failed(strict) or result.analysis is None:
+        raise Failure(EXIT_INVALID)
+    if fmt == "json":
+        text = json.dumps(analysis_document(result), indent=2) + "\n"
+    elif fmt == "csv":
+        text = analysis_csv(result)
+    else:
+        text = analysis_text(result)
+    write_output(text, output, force)

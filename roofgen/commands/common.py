@@ -1,0 +1,161 @@
+"""What every verb shares: exit statuses, messages, the common options, settings,
+checking the specs and writing output. Only the CLI layer (``roofgen.cli`` and the
+verb modules here) prints or exits.
+
+Exit statuses, the same for every verb: 0 ok, 1 invalid input, 2 usage error,
+3 regression found, 4 internal error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from functools import wraps
+from pathlib import Path
+from typing import Any
+
+import click
+
+from roofgen.version import SPEC_FORMAT_VERSION, __version__
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REGRESSION, EXIT_INTERNAL, EXIT_INTERRUPTED = (
+    0, 1, 2, 3, 4, 130,
+)  # fmt: skip
+
+
+class Failure(Exception):
+    """A handled failure: the message was printed; exit with ``status``."""
+
+    def __init__(self, status: int):
+        self.status = status
+
+
+def use_colour(stream: Any) -> bool:
+    if os.environ.get("NO_COLOR") or os.environ.get("CI"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def say(message: str, *, err: bool = True, fg: str | None = None) -> None:
+    stream = sys.stderr if err else sys.stdout
+    if fg and use_colour(stream):
+        message = click.style(message, fg=fg)
+    click.echo(message, err=err)
+
+
+def versions() -> dict[str, str]:
+    """Versions of roofgen and of everything that decides output bytes."""
+    from importlib import metadata
+
+    out = {"roofgen": __version__, "spec format": str(SPEC_FORMAT_VERSION)}
+    for dist in ("mkdocs", "mkdocs-material", "altair", "vl-convert-python"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    try:
+        import vl_convert as vlc
+
+        out["vega"] = vlc.get_vega_version()
+        out["vega-lite"] = ", ".join(vlc.get_vegalite_versions()[-1:])
+        out["vega-embed"] = vlc.get_vega_embed_version()
+    except ImportError:
+        pass
+    return out
+
+
+def common(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--strict, -q/--quiet, -v/--verbose: the same meaning in every verb."""
+
+    @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+    @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
+    @click.option("-v", "--verbose", is_flag=True, help="Print notes too.")
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def current_settings(overrides: dict[str, Any] | None = None) -> Any:
+    from roofgen.config import load_settings
+
+    return load_settings(Path.cwd(), overrides)
+
+
+def spec_paths(given: Sequence[str], settings: Any) -> list[Path]:
+    return [Path(p) for p in given] if given else list(settings.specs)
+
+
+def report_problems(problems: list[Any], quiet: bool, verbose: bool, strict: bool) -> None:
+    from roofgen.problems import Severity
+
+    for p in problems:
+        if p.severity is Severity.NOTE and not verbose:
+            continue
+        if p.severity is Severity.WARNING and quiet and not strict:
+            continue
+        colour = {"error": "red", "warning": "yellow"}.get(p.severity.value)
+        say(p.format(), fg=colour)
+
+
+def write_output(text: str, output: str, force: bool) -> None:
+    if output == "-":
+        click.echo(text, nl=False)
+        return
+    target = Path(output)
+    if target.exists() and not force:
+        say(f"{target}: exists; pass --force to overwrite it")
+        raise Failure(EXIT_INVALID)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(target)
+
+
+def run_check(paths: tuple[str, ...], strict: bool, quiet: bool, verbose: bool) -> Any:
+    from roofgen.api import check
+
+    settings = current_settings()
+    result = check(
+        spec_paths(paths, settings),
+        thresholds=settings.thresholds,
+        rules_file=settings.rules,
+        display_root=Path.cwd(),
+    )
+    report_problems(result.problems, quiet, verbose, strict)
+    return result
+
+
+def count_problems(problems: list[Any]) -> str:
+    from collections import Counter
+
+    c = Counter(p.severity.value for p in problems)
+    return f"{c['error']} error(s), {c['warning']} warning(s), {c['note']} note(s)"
+
+
+def start_progress(quiet: bool) -> Callable[[str, int, int], None] | None:
+    """A one-line progress display on a terminal (not in CI, with NO_COLOR or -q)."""
+    if quiet or not use_colour(sys.stderr):
+        return None
+
+    def show(step: str, done: int, total: int) -> None:
+        count = f" {done}/{total}" if total else ""
+        sys.stderr.write(f"\r\033[K{step}{count}...")
+        sys.stderr.flush()
+
+    return show
+
+
+def end_progress(progress: Callable[[str, int, int], None] | None) -> None:
+    if progress is not None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
+def shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,105 @@
+"""`roofgen build` and `roofgen serve`: the case-study site."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from roofgen.commands.common import (
+    EXIT_INVALID,
+    Failure,
+    common,
+    count_problems,
+    current_settings,
+    end_progress,
+    report_problems,
+    say,
+    shown,
+    spec_paths,
+    start_progress,
+)
+
+
+@click.command("build")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("-o", "--output", type=click.Path(file_okay=False),
+              help="Folder for the site (default: the configured output, 'site').")  # fmt: skip
+@click.option("--markdown-only", is_flag=True,
+              help="Write the Markdown pages and assets, not the HTML site.")  # fmt: skip
+@click.option("--cache-dir", type=click.Path(file_okay=False),
+              help="Chart cache (default: .roofgen-cache beside the settings file).")  # fmt: skip
+@click.option("--no-cache", is_flag=True, help="Render every chart afresh; cache nothing.")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Chart renderer processes (0: render in roofgen's own process).")  # fmt: skip
+@common
+def build_cmd(paths: tuple[str, ...], output: str | None, markdown_only: bool,
+              cache_dir: str | None, no_cache: bool, jobs: int, strict: bool, quiet: bool,
+              verbose: bool) -> None:  # fmt: skip
+    """Build the case-study site from the specs (default: the configured specs folder)."""
+    from roofgen.api import build_site
+
+    settings = current_settings({"output": output})
+    progress = start_progress(quiet)
+    try:
+        result = build_site(
+            spec_paths(paths, settings), settings, settings.output, markdown_only=markdown_only,
+            quiet=quiet, strict=strict, cache_dir=Path(cache_dir) if cache_dir else None,
+            use_cache=not no_cache, workers=jobs, progress=progress,
+        )  # fmt: skip
+    finally:
+        end_progress(progress)
+    report_problems(result.problems, quiet, verbose, strict)
+    if not result.ok:
+        where = shown(result.output)
+        say(f"{count_problems(result.problems)}: site not built; {where} is unchanged", fg="red")
+        raise Failure(EXIT_INVALID)
+    for note in result.notes:
+        if verbose or not quiet:
+            say(f"note: {note}")
+    if verbose:
+        stats = result.chart_stats
+        say(f"charts: {stats.svgs_rendered} rendered, {stats.svgs_cached} from the cache")
+        for step, seconds in result.timings.items():
+            say(f"  {step}: {seconds:.2f} s")
+    if quiet:
+        return
+    where = shown(result.output)
+    say(f"built {result.pages} pages and {result.charts} charts into {where}", fg="green")
+    target = "index.md" if markdown_only else "index.html"
+    click.echo(f"open {Path(where) / target}")
+
+
+@click.command("serve")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("-o", "--output", type=click.Path(file_okay=False),
+              help="Folder for the site (default: the configured output, 'site').")  # fmt: skip
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port).")  # fmt: skip
+@click.option("--interval", type=click.FloatRange(0.1), default=1.0, show_default=True,
+              help="Seconds between checks for changed specs and templates.")  # fmt: skip
+@common
+def serve_cmd(paths: tuple[str, ...], output: str | None, port: int, interval: float,
+              strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
+    """Build the site, serve it on 127.0.0.1 and rebuild when specs or templates change."""
+    from roofgen.api import serve
+
+    settings = current_settings({"output": output})
+
+    def report(result: Any) -> None:
+        report_problems(result.problems, quiet, verbose, strict)
+        if not result.ok:
+            say(f"{count_problems(result.problems)}: build failed; still serving the previous site",
+                fg="red")  # fmt: skip
+        elif not quiet:
+            say(f"built {result.pages} pages in {result.roofgen_s + result.mkdocs_s:.1f} s",
+                fg="green")  # fmt: skip
+
+    def ready(url: str) -> None:
+        say(f"serving {shown(settings.output)} at {url} (Ctrl-C to stop)", fg="green")
+
+    first = serve(spec_paths(paths, settings), settings, settings.output, port=port,
+                  interval=interval, strict=strict, on_build=report, on_ready=ready)  # fmt: skip
+    if not first.ok:
+        raise Failure(EXIT_INVALID)

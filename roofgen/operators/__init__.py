@@ -1,0 +1,1 @@
+"""Operator models (FLOPs and compulsory bytes from a shape) and shape sweeps."""

@@ -1,0 +1,1 @@
+"""Reports of an analysis for people and scripts: text, JSON, tables, explain."""

@@ -1,0 +1,1 @@
+"""Reviewing a change: the diff of two sets of specs and its report."""

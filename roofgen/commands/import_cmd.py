@@ -218,8 +218,8 @@ def _other_machines() -> dict[str, dict[str, Any]]:
 def _finish_ncu(
     result: Any, machine: Any, output: str | None, into: str | None, force: bool, quiet: bool
 ) -> None:
-    from roofgen.importers import ncu
     from roofgen.api import write_text
+    from roofgen.importers import ncu
 
     if into is not None:
         write_text(result.text.replace("\n", result.newline), Path(into))
@@ -303,7 +303,7 @@ def ert_cmd(
     target = None if output == "-" else Path(output)
     try:
         run = ert.read_ert(path)
-        text, warnings = ert.build_machine(
+        imported = ert.build_machine(
             run,
             path,
             ident=ident,
@@ -317,10 +317,10 @@ def ert_cmd(
     except ImportFailure as exc:
         _fail(exc.messages)
         return
-    problems = ert.validate(text)
+    problems = ert.validate(imported.text)
     if problems:
         _fail(["the machine file roofgen built does not check; please report:", *problems])
-    _warn(warnings, quiet, strict)
-    write_output(text, output, force)
+    _warn(imported.warnings, quiet, strict)
+    write_output(imported.text, output, force)
     if not quiet and output != "-":
         say(f"wrote {shown(Path(output))}: machine {ident} with measured roofs", fg="green")

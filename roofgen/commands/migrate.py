@@ -52,8 +52,7 @@ def migrate_cmd(
 
 def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> str:
     """Migrate one file: 'current', 'pending' (needs, or got, a migration) or 'failed'."""
-    from roofgen.api import CURRENT, MigrationError, migrate_text, read_version
-    from roofgen.api import write_text
+    from roofgen.api import CURRENT, MigrationError, migrate_text, read_version, write_text
 
     raw = path.read_bytes()
     newline = "\r\n" if b"\r\n" in raw else "\n"

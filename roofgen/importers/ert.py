@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from roofgen.importers import ImportFailure
+from roofgen.importers import Imported, ImportFailure
 
 _PRECISIONS = {
     "FP64": ("fp64", "fp64", "FP64 pipe"),
@@ -217,7 +217,7 @@ def build_machine(
     precision: str | None,
     version: int,
     target: Path | None,
-) -> tuple[str, list[str]]:
+) -> Imported:
     """The machine file's text and the warnings."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
@@ -251,7 +251,7 @@ def build_machine(
     root.yaml_set_comment_before_after_key("id", before=_header(source, on_gpu, placement))
     for ert_name, value in placement.dropped:
         warnings.append(f"ERT level {ert_name!r} ({value} GB/s) has no roofgen role: left out")
-    return dump(make_yaml(), root), warnings
+    return Imported(dump(make_yaml(), root), warnings)
 
 
 def _description(source: str, gpu: bool) -> Any:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roofgen.importers import ImportFailure
+from roofgen.importers import Imported, ImportFailure
 from roofgen.importers.ncu_case import (
     Built,
     Options,
@@ -22,14 +21,6 @@ from roofgen.spec.library import pin_text
 from roofgen.spec.roundtrip import dump, load_round_trip, make_yaml, only_added, schema_comment
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
-
-
-@dataclass
-class Result:
-    text: str
-    warnings: list[str]
-    kernels: list[str]  # kernel ids of the variant's launches
-    newline: str = "\n"
 
 
 def read(paths: Sequence[Path]) -> Profile:
@@ -66,7 +57,7 @@ def new_case(
     case_id: str,
     title: str | None,
     only_mapped: bool = False,
-) -> Result:
+) -> Imported:
     from ruamel.yaml.comments import CommentedSeq
 
     from roofgen.importers.ncu_case import _cm
@@ -95,7 +86,7 @@ def new_case(
     root.yaml_set_comment_before_after_key("id", before=_header(paths, machine))
     text = dump(make_yaml(), root)
     _validate(text, machine, None)
-    return Result(text, _profile_warnings(profile) + built.warnings, _kernel_ids(built))
+    return Imported(text, _profile_warnings(profile) + built.warnings, _kernel_ids(built))
 
 
 def _kernel_ids(built: Built) -> list[str]:
@@ -121,7 +112,7 @@ def into_case(
     options: Options,
     only_mapped: bool = False,
     other_machines: dict[str, dict[str, Any]] | None = None,
-) -> Result:
+) -> Imported:
     raw = case_path.read_bytes()
     newline = "\r\n" if b"\r\n" in raw else "\n"
     before = raw.decode("utf-8-sig").replace("\r\n", "\n")
@@ -159,7 +150,7 @@ def into_case(
             "write it to a new file with -o"
         )
     _validate(after, machine, before, other_machines or {})
-    return Result(after, _profile_warnings(profile) + built.warnings, _kernel_ids(built), newline)
+    return Imported(after, _profile_warnings(profile) + built.warnings, _kernel_ids(built), newline)
 
 
 def _taken_as(groups: list[Any], kernels: list[Any]) -> list[str]:

@@ -324,18 +324,10 @@ def altair_chart(spec: Mapping[str, Any], *, cache_dir: Path | None = None) -> A
 # -- YAML written back -----------------------------------------------------------------
 
 
-def _yaml() -> Any:
-    from ruamel.yaml import YAML
-
-    y = YAML(typ="rt")
-    y.preserve_quotes = True
-    y.width = 4096
-    y.indent(mapping=2, sequence=4, offset=2)
-    return y
-
-
 def _read_round_trip(path: Path) -> Any:
-    return _yaml().load(path.read_text(encoding="utf-8"))
+    from roofgen.spec.roundtrip import make_yaml
+
+    return make_yaml().load(path.read_text(encoding="utf-8"))
 
 
 def _plain(value: Any) -> Any:
@@ -352,11 +344,9 @@ def _plain(value: Any) -> Any:
 
 
 def _yaml_text(data: Any) -> str:
-    import io
+    from roofgen.spec.roundtrip import dump, make_yaml
 
-    buffer = io.StringIO()
-    _yaml().dump(data, buffer)
-    return buffer.getvalue()
+    return dump(make_yaml(), data)
 
 
 def _same(old: Any, new: Any) -> bool:

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from roofgen.advice.facts import Facts, Gain, display_names, launch_facts, variant_facts
+from roofgen.advice.facts import Facts, Gain, launch_facts, variant_facts
 from roofgen.advice.rules import ALL_OF, Conditions, RecRule, RuleSet, Technique, severity_rank
 from roofgen.analysis.analyse import Analysis
 from roofgen.analysis.compare import compare_case
 from roofgen.model import Machine
+from roofgen.resources import resource_names
 
 __all__ = ["Advice", "Recommendation", "advise", "applies", "matches"]
 
@@ -116,7 +117,7 @@ def _recommend(
 def advise(analysis: Analysis, rules: RuleSet) -> Advice:
     """Recommendations for every launch and every variant of ``analysis``."""
     machines: dict[str, Machine] = {m.machine.id: m.machine for m in analysis.machines}
-    names_of = {ident: display_names(m) for ident, m in machines.items()}
+    names_of = {ident: resource_names(m) for ident, m in machines.items()}
     per_launch, per_variant = _ordered(rules, "launch"), _ordered(rules, "variant")
     advice = Advice()
     for case in analysis.cases:

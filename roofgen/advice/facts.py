@@ -13,25 +13,24 @@ from dataclasses import dataclass
 from math import prod
 
 from roofgen.advice.rules import PLACEHOLDERS
-from roofgen.advice.summary import resource_kind
 from roofgen.analysis.analyse import CaseResult, LaunchResult, VariantResult
 from roofgen.analysis.compare import CaseComparison, Movement
 from roofgen.model import Kernel, Machine, Measurement
 from roofgen.operators.models import DTYPE_BYTES
+from roofgen.resources import (
+    kind_of,
+    missing_tag,
+    resource_class,
+    resource_kind,
+    resource_names,
+)
 from roofgen.units import fmt_percent, fmt_ratio, fmt_si, fmt_time
 
 __all__ = ["Facts", "Gain", "display_names", "launch_facts", "variant_facts"]
 
-_SPECIAL = {"issue": "Instruction issue", "power": "Power limit", "launch": "Launch overhead"}
 _PRECISION = {"fp8-e4m3": "fp8", "fp8-e5m2": "fp8"}
-
-
-def display_names(machine: Machine) -> dict[str, str]:
-    """Display names of a machine's resources: ``memory.hbm`` -> ``HBM2``."""
-    names = {f"compute.{u.id}": u.name for u in machine.compute}
-    names |= {f"memory.{m.id}": m.name for m in machine.memory}
-    names |= {f"link.{k.id}": k.name for k in machine.links}
-    return names | _SPECIAL
+# Display names of a machine's resources, for roofgen.site.methods, which reads them here.
+display_names = resource_names
 
 
 @dataclass(frozen=True)
@@ -46,14 +45,7 @@ class Gain:
 
     def text(self, names: Mapping[str, str]) -> str:
         roof = names.get(self.roof, self.roof)
-        kind = resource_kind(self.roof)
-        fewer = {
-            "memory": f"fewer bytes at {roof} help",
-            "compute": "less arithmetic or a faster unit helps",
-            "link": "less traffic over the link helps",
-            "issue": "fewer instructions help",
-            "power": "less energy per result helps",
-        }.get(kind, "fewer launches or synchronisations help")
+        fewer = kind_of(self.roof).helps_beyond(roof)
         text = (
             f"at most {fmt_ratio(self.to_roof)} by reaching the {roof} roof; "
             f"beyond that only {fewer}"
@@ -81,36 +73,14 @@ class Facts:
 
 
 def _forms(resource: str | None, machine: Machine) -> frozenset[str]:
-    """The names a resource answers to: its id, its kind, and its category."""
+    """The names a resource answers to: its id, its kind, and its class."""
     if resource is None:
         return frozenset()
-    category, _, ident = resource.partition(".")
-    forms = {resource, category}
-    if category == "compute" and (unit := machine.unit(ident)) is not None:
-        forms.add(f"compute.{unit.kind}")
-    elif category == "memory" and (level := machine.level(ident)) is not None:
-        forms.add(f"memory.{level.role}")
-    elif category == "link" and (link := machine.link(ident)) is not None:
-        forms.add(f"link.{link.kind}")
-    return frozenset(forms)
+    return frozenset({resource, resource_kind(resource), resource_class(resource, machine)})
 
 
 def _missing(unknown: Sequence[str], machine: Machine) -> frozenset[str]:
-    out = set()
-    for resource in unknown:
-        category, _, ident = resource.partition(".")
-        if category == "compute":
-            out.add("flops")
-        elif category == "memory":
-            level = machine.level(ident)
-            out.add(f"bytes.{level.role}" if level is not None else "bytes")
-        else:
-            out.add(
-                {"issue": "instructions", "link": "link", "power": "energy"}.get(
-                    category, "launches" if category == "launch" else resource
-                )
-            )
-    return frozenset(out)
+    return frozenset(missing_tag(resource, machine) for resource in unknown)
 
 
 def _precision(kernel: Kernel | None, r: LaunchResult) -> str | None:
@@ -225,7 +195,7 @@ def launch_facts(
 ) -> Facts:
     """The facts of launch ``r`` of variant ``vi`` of ``case``."""
     v = case.variants[vi]
-    names = display_names(machine)
+    names = resource_names(machine)
     kernel = case.case.kernel(r.kernel)
     op = kernel.operator if kernel is not None else None
     history = _position(vi, len(case.variants))
@@ -343,7 +313,7 @@ def _variant_gain(v: VariantResult) -> Gain | None:
 def variant_facts(case: CaseResult, vi: int, machine: Machine, comparison: CaseComparison) -> Facts:
     """The facts of variant ``vi`` of ``case``."""
     v = case.variants[vi]
-    names = display_names(machine)
+    names = resource_names(machine)
     kernels = [case.case.kernel(r.kernel) for r in v.launches]
     ops = [k.operator for k in kernels if k is not None]
     history = _position(vi, len(case.variants))

@@ -10,51 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from roofgen.analysis.analyse import LaunchResult
+from roofgen.resources import beyond_roof, resource_kind
 from roofgen.units import fmt_percent, fmt_ratio, fmt_time
 
-__all__ = [
-    "NEAR_ROOF_EFFICIENCY",
-    "beyond",
-    "headline",
-    "resource_kind",
-    "summary",
-    "unmeasured",
-]
+# resource_kind is the registry's, named here for roofgen.site.advice, which reads it here.
+__all__ = ["NEAR_ROOF_EFFICIENCY", "headline", "resource_kind", "summary", "unmeasured"]
 
 NEAR_ROOF_EFFICIENCY = 0.9  # at or above this fraction of the bound, tuning is nearly done
-
-
-def resource_kind(resource: str) -> str:
-    """``compute``, ``memory``, ``link``, ``issue``, ``power`` or ``launch``."""
-    return resource.split(".", 1)[0]
 
 
 def _name(resource: str, names: Mapping[str, str] | None) -> str:
     if names and resource in names:
         return names[resource]
     return resource
-
-
-def beyond(resource: str) -> str:
-    """What helps once a launch runs at the roof of ``resource``."""
-    kind = resource_kind(resource)
-    if kind == "memory":
-        return (
-            "beyond that only fewer bytes help (fusion, reuse through a nearer cache level, "
-            "a smaller data type)"
-        )
-    if kind == "compute":
-        return (
-            "beyond that only less arithmetic or a faster unit helps (tensor cores, a lower "
-            "precision, a cheaper algorithm)"
-        )
-    if kind == "link":
-        return "beyond that only less traffic over the link helps (overlap or compression)"
-    if kind == "issue":
-        return "beyond that only fewer instructions help (vector loads, less address arithmetic)"
-    if kind == "power":
-        return "beyond that only less energy per result helps (fewer bytes from far memory)"
-    return "beyond that only fewer launches or synchronisations help (fusion, CUDA graphs)"
 
 
 def _insufficient(r: LaunchResult, names: Mapping[str, str] | None) -> str:
@@ -88,14 +56,14 @@ def _headline(r: LaunchResult, names: Mapping[str, str] | None) -> str:
         return (
             f"Co-bound by {top} and {second}: at most {headroom} by reaching the {top} roof, "
             f"but {second} needs nearly as long, so relieving one alone gains little; "
-            f"{beyond(r.binding)}, and the same for {second}."
+            f"{beyond_roof(r.binding)}, and the same for {second}."
         )
     if r.efficiency is not None and r.efficiency >= NEAR_ROOF_EFFICIENCY:
         return (
             f"Already at {eff} of the {top} roof: at most {headroom} is left from tuning; "
-            f"{beyond(r.binding)}."
+            f"{beyond_roof(r.binding)}."
         )
-    return f"At most {headroom} by reaching the {top} roof; {beyond(r.binding)}."
+    return f"At most {headroom} by reaching the {top} roof; {beyond_roof(r.binding)}."
 
 
 def unmeasured(r: LaunchResult, names: Mapping[str, str] | None = None) -> str | None:

@@ -4,10 +4,13 @@ only these; the notebook API (:mod:`roofgen.api.workspace`) builds on them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofgen.pipeline import CheckResult, check
 from roofgen.spec import schema
+
+if TYPE_CHECKING:
+    from roofgen.report.explain import Explanation
 
 __all__ = ["CheckResult", "check"]
 
@@ -45,8 +48,8 @@ def kernel_chart(
     """The Vega-Lite spec of one kernel's hierarchical roofline (all its variants, or
     one). Raises ValueError naming what exists when the case, kernel or variant does not."""
     from roofgen.charts import hierarchical_chart
+    from roofgen.resources import resource_names
     from roofgen.site.charts import kernel_chart_input
-    from roofgen.site.context import resource_names
 
     assert result.analysis is not None and result.specs is not None
     case = next((c for c in result.analysis.cases if c.case.id == case_id), None)
@@ -82,18 +85,16 @@ def write_chart(spec: dict[str, Any], target: Path) -> None:
 
 
 def explain_kernel(
-    result: CheckResult,
-    case_id: str,
-    kernel: str,
-    variant: str | None = None,
-    *,
-    rules_file: Path | None = None,
-) -> Any:
-    """`roofgen explain`: one kernel's launches explained (raises ExplainError)."""
+    result: CheckResult, case_id: str, kernel: str, variant: str | None = None
+) -> Explanation:
+    """`roofgen explain`: one kernel's launches explained, with the recommendations the
+    check's rules (shipped and the team's) gave them (raises ExplainError)."""
     from roofgen.report.explain import explain
 
     assert result.analysis is not None and result.specs is not None
-    return explain(result.analysis, result.specs, case_id, kernel, variant, rules_file=rules_file)
+    advice = result.advice
+    assert advice is not None  # a check with an analysis has its rules
+    return explain(result.analysis, result.specs, advice, case_id, kernel, variant)
 
 
 def build_site(*args: Any, **kwargs: Any) -> Any:
@@ -129,8 +130,8 @@ _REEXPORTS = {
     "write_text": "roofgen.spec.roundtrip",
     "ExplainError": "roofgen.report.explain",
     "parse_selector": "roofgen.report.explain",
-    "explanation_json": "roofgen.report.explain",
-    "explanation_text": "roofgen.report.explain",
+    "explanation_json": "roofgen.report.explain_json",
+    "explanation_text": "roofgen.report.explain_text",
     "discover": "roofgen.spec.load",
     "QuantityError": "roofgen.spec.quantity",
     "parse_quantity": "roofgen.spec.quantity",

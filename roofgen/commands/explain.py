@@ -11,7 +11,6 @@ from roofgen.commands.common import (
     EXIT_USAGE,
     Failure,
     common,
-    current_settings,
     run_check,
     say,
     write_output,
@@ -50,8 +49,7 @@ def explain_cmd(selector: str, paths: tuple[str, ...], fmt: str, output: str, fo
     if result.failed(strict) or result.analysis is None or result.specs is None:
         raise Failure(EXIT_INVALID)
     try:
-        e = explain_kernel(result, case_id, kernel, variant,
-                           rules_file=current_settings().rules)  # fmt: skip
+        e = explain_kernel(result, case_id, kernel, variant)
     except ExplainError as exc:
         say(str(exc), fg="red")
         raise Failure(EXIT_INVALID) from None

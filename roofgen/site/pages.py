@@ -81,10 +81,6 @@ def _anchor(value: Any) -> Markdown:
     return Markdown(str(value))
 
 
-def _trusted(value: Any) -> Markdown:
-    return Markdown(str(value))
-
-
 @cache
 def markdown_environment() -> jinja2.Environment:
     env = jinja2.Environment(

@@ -101,7 +101,6 @@ def analysis_json(
     """The stable, versioned output of `roofgen analyze --format json` (recommendations
     from ``advice``, as `check` computed them with the team's rules)."""
     t = analysis.thresholds
-    machines = {m.machine.id: m.machine for m in analysis.machines}
     return {
         "roofgen_output": OUTPUT_VERSION,
         "roofgen_version": __version__,
@@ -128,7 +127,6 @@ def analysis_json(
                     "variants": [variant_json(v) for v in c.variants],
                 },
                 c,
-                machines,
                 advice,
             )
             for c in analysis.cases

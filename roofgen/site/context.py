@@ -389,12 +389,12 @@ def case_page(
             f"co-bound margin {t.co_bound_margin:.0%}, "
             f"below-roofs threshold {t.below_roofs_efficiency:.0%}"
         ),
-        sections=case_sections(case, machines, merged, t),
-        before_after=before_after(case, machines, names),
-        sweeps=sweep_tables(case, machines, names),
+        sections=case_sections(case, machines, merged),
+        before_after=before_after(case, names),
+        sweeps=sweep_tables(case, names),
         quality=quality,
         variant_advice=variant_advice(case, advice),
-        models=kernel_models(c),
+        models=kernel_models(case),
     )
 
 
@@ -512,7 +512,7 @@ def machine_page(m: Machine, analysis: Analysis, cases: Sequence[CaseResult]) ->
             input=machine_chart_input(m),
         ),
         cases=tuple(Link(c.case.title, case_path(c.case.id)) for c in using),
-        sections=machine_sections(m),
+        sections=machine_sections(result),
     )
 
 

@@ -241,8 +241,8 @@ def test_flattening_rule_has_no_collisions_and_unflattens(ws: roofgen.Workspace)
     launch = ws.analysis.to_json()["cases"][0]["variants"][0]["launches"][0]
     row = next(r for r in rows if r["row"] == "launch")
     assert unflatten({k: v for k, v in row.items() if k != "row"}) == {
-        k: v for k, v in launch.items() if v != {} and v is not None
-    }
+        k: v for k, v in launch.items() if v != {} and v is not None and k != "rooflines"
+    }  # the roofline kinds are lists of records: the JSON has them, the rows do not
 
 
 def test_analyze_csv_uses_the_same_columns(ws: roofgen.Workspace) -> None:

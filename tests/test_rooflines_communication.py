@@ -10,7 +10,7 @@ import pytest
 
 from roofgen.analysis.bounds import launch_bounds
 from roofgen.analysis.comm import bus_bytes, bus_factor, collective_seconds, half_bandwidth_size
-from roofgen.analysis.rooflines import collective_costs, link_bytes_by_link
+from roofgen.analysis.communication import collective_costs, link_bytes_by_link
 from roofgen.model import Collective, Launch
 from roofgen.spec import build
 

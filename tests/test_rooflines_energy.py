@@ -12,7 +12,7 @@ import pytest
 
 from roofgen.analysis.analyse import analyse
 from roofgen.analysis.bounds import Thresholds, dynamic_energy_j, launch_bounds
-from roofgen.analysis.rooflines import energy_result, power_limited
+from roofgen.analysis.energy import energy_result, power_limited
 from roofgen.charts.energy import arch_flop_per_j, roofline_power_w
 from roofgen.charts.roofline_inputs import EnergyInput, EnergyModel
 from roofgen.model import Launch, Specs

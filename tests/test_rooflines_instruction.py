@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from roofgen.analysis.bounds import launch_bounds
-from roofgen.analysis.rooflines import (
+from roofgen.analysis.instruction import (
     access_walls,
     instruction_ceilings,
     instruction_points,

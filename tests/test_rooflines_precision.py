@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from roofgen.analysis.bounds import launch_bounds
-from roofgen.analysis.rooflines import byte_scale, precision_options, sparse_points
+from roofgen.analysis.precision import byte_scale, precision_options
+from roofgen.analysis.sparse import sparse_points
 from roofgen.model import Kernel, Launch, Operator
 from roofgen.spec import build
 

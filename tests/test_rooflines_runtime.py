@@ -9,7 +9,7 @@ import pytest
 
 from roofgen.analysis.analyse import analyse
 from roofgen.analysis.bounds import Thresholds, launch_bounds
-from roofgen.analysis.rooflines import runtime_floor
+from roofgen.analysis.runtime import runtime_floor
 from roofgen.model import Launch, Specs
 from roofgen.spec import build
 

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from roofgen.analysis.bounds import BASES, Bounds, Thresholds, clock_scale, launch_bounds, resources
 from roofgen.analysis.classify import Class, classify, classify_ranked, verdict
-from roofgen.analysis.prepare import Prepared, prepare
-from roofgen.analysis.rooflines import fact_note, launch_facts, runtime_floor, variant_facts
+from roofgen.analysis.facts import fact_note, launch_facts, variant_facts
+from roofgen.analysis.inputs import LaunchInputs, LaunchKindT, VariantInputs, VariantKindT, work
+from roofgen.analysis.instruction import InstructionCeilings, instruction_ceilings
+from roofgen.analysis.prepare import Prepared, kernel_model, prepare
+from roofgen.analysis.runtime import RuntimeResult
 from roofgen.model import Basis, Case, Launch, Machine, Specs, Variant
-from roofgen.operators.models import OpModel
+from roofgen.operators.models import ModelOutcome, OpModel
+
+if TYPE_CHECKING:
+    from roofgen.analysis.compare import CaseComparison
 
 
 @dataclass(frozen=True)
@@ -20,6 +29,12 @@ class Coverage:
 
 @dataclass(frozen=True)
 class LaunchResult:
+    """One launch of a variant, analysed: its bounds, binding roof, class and efficiency.
+
+    Every roofline kind of the launch (:mod:`roofgen.analysis.kinds`) is read with
+    :meth:`get`, computed on first use from ``inputs`` and kept.
+    """
+
     case: str
     kernel: str
     variant: str
@@ -48,12 +63,23 @@ class LaunchResult:
     clock_scale: float
     verdict: str
     share_of_variant: float  # fraction of the variant's measured time
+    inputs: LaunchInputs = field(compare=False, repr=False)  # what the kinds are computed from
     facts: tuple[str, ...] = ()  # launch-bound, power-limited, communication-serial, sparse
     model: OpModel | None = None  # the operator model (model FLOPs, compulsory bytes)
     model_reason: str = ""  # why there is no model
     modelled: tuple[str, ...] = ()  # values taken from the model: "flops", "bytes.<level>"
     bytes_b: dict[str, float] = field(default_factory=dict)  # level -> bytes (with modelled)
     sweep: tuple[SweepPointResult, ...] = ()  # per shape, for a launch measured over a sweep
+
+    def get(self, kind: type[LaunchKindT]) -> LaunchKindT:
+        """This launch's result of the roofline ``kind`` (e.g. ``EnergyResult``)."""
+        return self.inputs.get(kind)
+
+    @property
+    def launch(self) -> Launch:
+        """The launch as analysed: the operator model's values filled in where the
+        measurement left them out (see ``modelled``)."""
+        return self.inputs.launch
 
 
 @dataclass(frozen=True)
@@ -68,6 +94,9 @@ class SweepPointResult:
 
 @dataclass(frozen=True)
 class VariantResult:
+    """One variant (a step: its launches in order x calls), analysed. Its roofline kinds
+    (:mod:`roofgen.analysis.kinds`) are read with :meth:`get`."""
+
     case: str
     variant: str
     machine: str
@@ -88,25 +117,61 @@ class VariantResult:
     end_to_end_speedup_vs_first: float | None
     coverage: Coverage
     verdict: str
+    inputs: VariantInputs = field(compare=False, repr=False)  # what the kinds are computed from
     facts: tuple[str, ...] = ()  # launch-bound: the step's launch costs nearly fill its time
+
+    def get(self, kind: type[VariantKindT]) -> VariantKindT:
+        """This step's result of the roofline ``kind`` (e.g. ``RuntimeResult``)."""
+        return self.inputs.get(kind)
+
+
+@dataclass(frozen=True)
+class MachineResult:
+    """A machine's roofs as the analysis reads them: ridge points, resources, and the
+    instruction roofline's ceilings."""
+
+    machine: Machine
+    ridge_flop_per_byte: dict[
+        str, dict[str, float]
+    ]  # compute.<unit>.<precision> -> level -> FLOP/B
+
+    @cached_property
+    def resources(self) -> tuple[str, ...]:
+        """Every resource name of the machine, in a fixed order."""
+        return tuple(resources(self.machine))
+
+    @cached_property
+    def instruction_ceilings(self) -> InstructionCeilings | None:
+        """The instruction roofline's ceilings (measured bandwidths where present);
+        ``None`` without an ``issue`` section."""
+        return instruction_ceilings(self.machine)
 
 
 @dataclass(frozen=True)
 class CaseResult:
+    """A case, analysed: its variants in order (the first is the baseline), and the
+    results of the machines they ran on."""
+
     case: Case
     variants: tuple[VariantResult, ...]
+    machines: Mapping[str, MachineResult] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def best_speedup(self) -> float:
         return max((v.speedup_vs_first for v in self.variants), default=1.0)
 
+    @cached_property
+    def comparison(self) -> CaseComparison:
+        """Every variant after the first against the first: speedups with their noise,
+        the movement on the chart, the end-to-end projection."""
+        from roofgen.analysis.compare import compare_case
 
-@dataclass(frozen=True)
-class MachineResult:
-    machine: Machine
-    ridge_flop_per_byte: dict[
-        str, dict[str, float]
-    ]  # compute.<unit>.<precision> -> level -> FLOP/B
+        return compare_case(self, {k: r.machine for k, r in self.machines.items()})
+
+    @cached_property
+    def kernel_models(self) -> dict[str, ModelOutcome]:
+        """The operator model of each kernel at its own shape (or why it has none)."""
+        return {k.id: kernel_model(k) for k in self.case.kernels}
 
 
 @dataclass(frozen=True)
@@ -119,9 +184,8 @@ class Analysis:
 def analyse(specs: Specs, thresholds: Thresholds | None = None) -> Analysis:
     t = thresholds or Thresholds()
     machines = tuple(machine_result(m) for _, m in sorted(specs.machines.items()))
-    cases = tuple(
-        case_result(c, specs.machines, t) for c in sorted(specs.cases, key=lambda c: c.id)
-    )
+    by_id = {r.machine.id: r for r in machines}
+    cases = tuple(case_result(c, by_id, t) for c in sorted(specs.cases, key=lambda c: c.id))
     return Analysis(t, machines, cases)
 
 
@@ -135,12 +199,14 @@ def machine_result(machine: Machine) -> MachineResult:
     return MachineResult(machine, ridges)
 
 
-def case_result(case: Case, machines: dict[str, Machine], t: Thresholds) -> CaseResult:
+def case_result(case: Case, machines: Mapping[str, MachineResult], t: Thresholds) -> CaseResult:
     variants: list[VariantResult] = []
     for variant in case.variants:
         first = variants[0] if variants else None
-        variants.append(variant_result(case, variant, machines[variant.machine], t, first))
-    return CaseResult(case, tuple(variants))
+        machine = machines[variant.machine].machine
+        variants.append(variant_result(case, variant, machine, t, first))
+    used = {v.machine: machines[v.machine] for v in variants}
+    return CaseResult(case, tuple(variants), used)
 
 
 def _sum_bounds(launches: list[tuple[Bounds, int]]) -> dict[str, float]:
@@ -162,23 +228,21 @@ def variant_result(
     variant = replace(variant, launches=tuple(p.launch for p in prepared))
     time_s = sum(x.calls * x.measurement.time.median_s for x in variant.launches)
     per_basis = {b: [launch_bounds(machine, x, b) for x in variant.launches] for b in BASES}
-    results = tuple(
-        launch_result(
-            case,
-            variant,
-            i,
-            x,
-            machine,
-            per_basis["measured"][i],
-            per_basis["datasheet"][i],
-            t,
-            time_s,
-        )
-        for i, x in enumerate(variant.launches)
+    inputs = VariantInputs(
+        machine,
+        variant,
+        tuple(
+            LaunchInputs(machine, x, case.kernel(x.kernel), measured, datasheet)
+            for x, measured, datasheet in zip(
+                variant.launches, per_basis["measured"], per_basis["datasheet"], strict=True
+            )
+        ),
+        t,
     )
     results = tuple(
-        _attach(r, p, case, variant, machine, t) for r, p in zip(results, prepared, strict=True)
+        launch_result(case, variant, i, x, t, time_s) for i, x in enumerate(inputs.launches)
     )
+    results = tuple(_attach(r, p, case, variant, t) for r, p in zip(results, prepared, strict=True))
     calls = [x.calls for x in variant.launches]
     lower = _variant_bound(results, calls, "lower_bound_s")
     serial = _variant_bound(results, calls, "serial_bound_s")
@@ -217,7 +281,7 @@ def variant_result(
     )
     e2e = case.end_to_end_s.get(variant.id)
     first_e2e = case.end_to_end_s.get(first.variant) if first else e2e
-    facts = variant_facts(runtime_floor(machine, variant, per_basis["measured"], t))
+    facts = variant_facts(inputs.get(RuntimeResult).floor)
     if "launch-bound" in facts and "launch-bound" not in text:
         text += "; the step is launch-bound (launch and sync costs fill its time)"
     return VariantResult(
@@ -241,12 +305,13 @@ def variant_result(
         end_to_end_speedup_vs_first=first_e2e / e2e if e2e and first_e2e else None,
         coverage=Coverage(tuple(sorted(totals)), unknown),
         verdict=text,
+        inputs=inputs,
         facts=facts,
     )
 
 
 def _attach(
-    r: LaunchResult, p: Prepared, case: Case, variant: Variant, machine: Machine, t: Thresholds
+    r: LaunchResult, p: Prepared, case: Case, variant: Variant, t: Thresholds
 ) -> LaunchResult:
     """``r`` with its operator model, what was modelled, and its sweep's shapes."""
     points = tuple(
@@ -259,10 +324,13 @@ def _attach(
                     case,
                     variant,
                     r.index,
-                    point.launch,
-                    machine,
-                    launch_bounds(machine, point.launch, "measured"),
-                    launch_bounds(machine, point.launch, "datasheet"),
+                    LaunchInputs(
+                        r.inputs.machine,
+                        point.launch,
+                        r.inputs.kernel,
+                        launch_bounds(r.inputs.machine, point.launch, "measured"),
+                        launch_bounds(r.inputs.machine, point.launch, "datasheet"),
+                    ),
                     t,
                     point.launch.calls * point.launch.measurement.time.median_s,
                 ),
@@ -290,33 +358,19 @@ def _variant_bound(results: tuple[LaunchResult, ...], calls: list[int], attr: st
     return sum(c * v for c, v in zip(calls, values, strict=True))
 
 
-def _work(launch: Launch, integer: bool) -> float | None:
-    flops = launch.measurement.flops
-    if flops is None:
-        return None
-    total = 0.0
-    for by_precision in flops.values():
-        for precision, work in by_precision.items():
-            is_int = precision.startswith("int") or precision == "transcendental"
-            if is_int == integer:
-                total += work
-    return total
-
-
 def launch_result(
     case: Case,
     variant: Variant,
     index: int,
-    launch: Launch,
-    machine: Machine,
-    bounds: Bounds,
-    datasheet: Bounds,
+    inputs: LaunchInputs,
     t: Thresholds,
     variant_time_s: float,
 ) -> LaunchResult:
+    launch, machine, bounds = inputs.launch, inputs.machine, inputs.bounds
+    datasheet = inputs.datasheet
     m = launch.measurement
     time_s = m.time.median_s
-    flop = _work(launch, integer=False)
+    flop = work(m, integer=False)
     lower = bounds.bound_s
     efficiency = lower / time_s if lower is not None else None
     klass = classify(bounds, efficiency, t)
@@ -337,7 +391,7 @@ def launch_result(
             level_s = bounds.seconds[f"memory.{level.id}"]
             # min(peak of the units, bandwidth x intensity) = FLOPs / max(t_compute, t_level)
             attainable_by_level[level.id] = flop / max(compute_s or 0.0, level_s)
-    facts = launch_facts(machine, launch, bounds, t)
+    facts = launch_facts(inputs, t)
     text = verdict(klass, bounds, efficiency, t)
     note = fact_note(facts, bounds, m)
     return LaunchResult(
@@ -349,7 +403,7 @@ def launch_result(
         calls=launch.calls,
         time_s=time_s,
         flop=flop,
-        ops=_work(launch, integer=True),
+        ops=work(m, integer=True),
         achieved_flop_per_s=flop / time_s if flop is not None else None,
         intensity_flop_per_byte=intensity,
         bound_s=dict(bounds.seconds),
@@ -374,6 +428,7 @@ def launch_result(
         clock_scale=clock_scale(machine, m).sm,
         verdict=f"{text}; {note}" if note else text,
         share_of_variant=launch.calls * time_s / variant_time_s,
+        inputs=inputs,
         facts=facts,
     )
 

@@ -214,7 +214,7 @@ def _power(machine: Machine, m: Measurement, basis: Basis, acc: _Acc) -> None:
     # (limit - idle) watts are available for it. Measured energy says nothing here:
     # an enforced limit caps average power, so measured energy / limit never exceeds
     # the measured time. A power-limited launch shows instead by its clock (below the
-    # roofs' clock while average power sits at the limit): see analysis.rooflines.
+    # roofs' clock while average power sits at the limit): see analysis.energy.
     limit, used = _pick(power.limit, basis)
     modelled = dynamic_energy_j(machine, m)
     if modelled is None or limit <= power.idle_w:

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from roofgen.analysis.analyse import CaseResult, LaunchResult, VariantResult
 from roofgen.model import Case, Launch, Machine, TimeStats
 from roofgen.units import fmt_percent, fmt_ratio, fmt_time
+
+if TYPE_CHECKING:  # annotations only: the case result keeps its comparison (one way)
+    from roofgen.analysis.analyse import CaseResult, LaunchResult, VariantResult
 
 __all__ = [
     "E2E_TOLERANCE",
@@ -212,6 +214,7 @@ class CaseComparison:
     baseline: str
     variants: tuple[VariantComparison, ...]  # every variant after the baseline
     end_to_end: tuple[EndToEnd, ...]
+    tolerance: float = E2E_TOLERANCE  # measured and projected end-to-end speedups agree within
 
     def variant(self, variant_id: str) -> VariantComparison | None:
         return next((v for v in self.variants if v.variant == variant_id), None)

@@ -1,11 +1,21 @@
-"""Analysis results as versioned JSON and as text for a terminal."""
+"""Analysis results as versioned JSON and as text for a terminal.
+
+Each launch and each variant carries the results of every roofline kind under
+``rooflines`` (:mod:`roofgen.analysis.kinds`), written by one rule
+(:func:`roofline_json`): a result object becomes an object of its fields and its
+properties, named with their units as in the analysis (``bound_s``, ``bus_b``,
+``flop_per_j``). A kind added to the registry appears here without a change.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import Any
 
 from roofgen.advice import Advice
-from roofgen.analysis.analyse import Analysis, LaunchResult, VariantResult
+from roofgen.analysis.analyse import Analysis, LaunchResult, MachineResult, VariantResult
+from roofgen.analysis.kinds import LAUNCH_KINDS, VARIANT_KINDS
 from roofgen.problems import Problem
 from roofgen.report.sections import add_case_sections
 from roofgen.units import fmt_percent, fmt_ratio, fmt_si, fmt_time
@@ -33,6 +43,36 @@ UNITS = {
 
 def _coverage(c: Any) -> dict[str, list[str]]:
     return {"covered": list(c.covered), "unknown": list(c.unknown)}
+
+
+def roofline_json(value: Any) -> Any:
+    """A roofline kind's result as JSON values: a result object as an object of its
+    fields then its properties (in the order the class defines them), tuples as arrays,
+    a non-finite number as null."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: roofline_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        for name, attr in vars(type(value)).items():
+            if isinstance(attr, property):
+                out[name] = roofline_json(getattr(value, name))
+        return out
+    if isinstance(value, dict):
+        return {str(k): roofline_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [roofline_json(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _machine_json(m: MachineResult) -> dict[str, Any]:
+    return {
+        "id": m.machine.id,
+        "name": m.machine.name,
+        "version": m.machine.version,
+        "ridge_flop_per_byte": m.ridge_flop_per_byte,
+        "resources": list(m.resources),
+        "instruction_ceilings": roofline_json(m.instruction_ceilings),
+    }
 
 
 def launch_json(r: LaunchResult) -> dict[str, Any]:
@@ -66,6 +106,7 @@ def launch_json(r: LaunchResult) -> dict[str, Any]:
         "share_of_variant": r.share_of_variant,
         "verdict": r.verdict,
         "facts": list(r.facts),
+        "rooflines": {key: roofline_json(r.get(kind)) for key, kind in LAUNCH_KINDS},
     }
 
 
@@ -91,6 +132,7 @@ def variant_json(v: VariantResult) -> dict[str, Any]:
         "coverage": _coverage(v.coverage),
         "verdict": v.verdict,
         "facts": list(v.facts),
+        "rooflines": {key: roofline_json(v.get(kind)) for key, kind in VARIANT_KINDS},
         "launches": [launch_json(x) for x in v.launches],
     }
 
@@ -101,7 +143,6 @@ def analysis_json(
     """The stable, versioned output of `roofgen analyze --format json` (recommendations
     from ``advice``, as `check` computed them with the team's rules)."""
     t = analysis.thresholds
-    machines = {m.machine.id: m.machine for m in analysis.machines}
     return {
         "roofgen_output": OUTPUT_VERSION,
         "roofgen_version": __version__,
@@ -110,15 +151,7 @@ def analysis_json(
             "co_bound_margin": t.co_bound_margin,
             "below_roofs_efficiency": t.below_roofs_efficiency,
         },
-        "machines": [
-            {
-                "id": m.machine.id,
-                "name": m.machine.name,
-                "version": m.machine.version,
-                "ridge_flop_per_byte": m.ridge_flop_per_byte,
-            }
-            for m in analysis.machines
-        ],
+        "machines": [_machine_json(m) for m in analysis.machines],
         "cases": [
             add_case_sections(
                 {
@@ -128,7 +161,6 @@ def analysis_json(
                     "variants": [variant_json(v) for v in c.variants],
                 },
                 c,
-                machines,
                 advice,
             )
             for c in analysis.cases

@@ -4,20 +4,11 @@ end-to-end projection, and recommendations (``schemas/output.schema.json``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from roofgen.advice import Advice, Recommendation
 from roofgen.analysis.analyse import CaseResult, LaunchResult
-from roofgen.analysis.compare import (
-    CaseComparison,
-    EndToEnd,
-    LaunchComparison,
-    Movement,
-    Speedup,
-    compare_case,
-)
-from roofgen.model import Machine
+from roofgen.analysis.compare import CaseComparison, EndToEnd, LaunchComparison, Movement, Speedup
 from roofgen.operators.models import OpModel
 
 __all__ = ["add_case_sections", "model_json", "recommendation_json", "speedup_json"]
@@ -132,11 +123,9 @@ def _launch_sections(
 
 
 def _end_to_end_json(comparison: CaseComparison, e2e: tuple[EndToEnd, ...]) -> dict[str, Any]:
-    from roofgen.analysis.compare import E2E_TOLERANCE
-
     return {
         "baseline": comparison.baseline,
-        "tolerance": E2E_TOLERANCE,
+        "tolerance": comparison.tolerance,
         "variants": [
             {
                 "variant": e.variant,
@@ -157,13 +146,10 @@ def _end_to_end_json(comparison: CaseComparison, e2e: tuple[EndToEnd, ...]) -> d
 
 
 def add_case_sections(
-    doc: dict[str, Any],
-    case: CaseResult,
-    machines: Mapping[str, Machine],
-    advice: Advice | None,
+    doc: dict[str, Any], case: CaseResult, advice: Advice | None
 ) -> dict[str, Any]:
     """``doc`` (one case of the analysis JSON) with the sections of this module added."""
-    comparison = compare_case(case, machines)
+    comparison = case.comparison
     for vdoc, v in zip(doc["variants"], case.variants, strict=True):
         vcmp = comparison.variant(v.variant)
         recs = advice.for_variant(case.case.id, v.variant) if advice is not None else ()

@@ -4,7 +4,9 @@
 The rule: one row per variant and one per launch of each variant, in the order of
 the analysis JSON. A row holds that object's fields from the JSON output
 (:func:`roofgen.report.analysis.variant_json`, :func:`roofgen.report.analysis.launch_json`, a
-variant's ``launches`` left out) plus ``row`` (``"variant"`` or ``"launch"``).
+variant's ``launches`` left out) plus ``row`` (``"variant"`` or ``"launch"``). The
+roofline kinds (``rooflines``: precision options, collectives, instruction points...)
+are left out too: they are lists of records, not columns; read them from the JSON.
 Nested objects are flattened by joining keys with ``/``:
 ``{"bound_s": {"memory.hbm": 0.002}}`` becomes the column ``bound_s/memory.hbm``.
 Resource names hold dots (``compute.tensor``, ``memory.hbm``), never ``/``; a key
@@ -40,6 +42,9 @@ __all__ = [
 ]
 
 SEPARATOR = "/"
+#: Fields of the JSON that are no columns: a variant's launches (rows of their own) and
+#: the roofline kinds' results (lists of records).
+_NOT_COLUMNS = frozenset({"launches", "rooflines"})
 #: Columns that come first, in this order, in every table.
 LEADING_COLUMNS = ("row", "case", "variant", "kernel", "index", "machine")
 
@@ -94,10 +99,11 @@ def analysis_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for case in doc.get("cases", []):
         for variant in case.get("variants", []):
-            fields = {k: v for k, v in variant.items() if k != "launches"}
+            fields = {k: v for k, v in variant.items() if k not in _NOT_COLUMNS}
             rows.append({"row": "variant", **flatten(fields)})
             for launch in variant.get("launches", []):
-                rows.append({"row": "launch", **flatten(launch)})
+                fields = {k: v for k, v in launch.items() if k not in _NOT_COLUMNS}
+                rows.append({"row": "launch", **flatten(fields)})
     return rows
 
 

@@ -436,9 +436,9 @@ def kernel_chart_input(
         )
     machine = machines[on[0]]
     chosen = {v.variant for v in variants}
-    only = CaseResult(
-        case.case,
-        tuple(
+    only = replace(
+        case,
+        variants=tuple(
             replace(v, launches=tuple(r for r in v.launches if r.kernel == kernel))
             for v in case.variants
             if v.variant in chosen and v.machine == machine.id

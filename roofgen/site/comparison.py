@@ -8,16 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from roofgen.analysis.analyse import CaseResult, LaunchResult
-from roofgen.analysis.compare import (
-    E2E_TOLERANCE,
-    CaseComparison,
-    EndToEnd,
-    LaunchComparison,
-    Movement,
-    Speedup,
-    compare_case,
-)
-from roofgen.model import Machine
+from roofgen.analysis.compare import EndToEnd, LaunchComparison, Movement, Speedup
 from roofgen.units import fmt_percent, fmt_ratio, fmt_si, fmt_time
 
 __all__ = [
@@ -151,16 +142,11 @@ def _projection(e: EndToEnd) -> ProjectionRow:
     )
 
 
-def before_after(
-    case: CaseResult,
-    machines: Mapping[str, Machine],
-    names: NamesByMachine,
-    comparison: CaseComparison | None = None,
-) -> BeforeAfter | None:
+def before_after(case: CaseResult, names: NamesByMachine) -> BeforeAfter | None:
     """The before/after tables of a case with several variants (None with one)."""
     if len(case.variants) < 2:
         return None
-    comparison = comparison or compare_case(case, machines)
+    comparison = case.comparison
     base = case.variants[0]
     rows: list[SpeedupRow] = []
     for vc in comparison.variants:
@@ -174,7 +160,7 @@ def before_after(
         baseline=base.variant,
         rows=tuple(rows),
         projections=tuple(_projection(e) for e in comparison.end_to_end),
-        tolerance=f"{E2E_TOLERANCE:.0%}",
+        tolerance=f"{comparison.tolerance:.0%}",
     )
 
 
@@ -202,14 +188,9 @@ def _sweep_rows(
     return tuple(rows)
 
 
-def sweep_tables(
-    case: CaseResult,
-    machines: Mapping[str, Machine],
-    names: NamesByMachine,
-    comparison: CaseComparison | None = None,
-) -> tuple[SweepTable, ...]:
+def sweep_tables(case: CaseResult, names: NamesByMachine) -> tuple[SweepTable, ...]:
     """One table per launch measured over a shape sweep."""
-    comparison = comparison or compare_case(case, machines)
+    comparison = case.comparison
     out = []
     for v in case.variants:
         for r in v.launches:

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 
 from roofgen.advice.facts import display_names
 from roofgen.analysis.analyse import CaseResult, VariantResult
-from roofgen.analysis.compare import compare_case
 from roofgen.model import Machine
 from roofgen.site.comparison import fmt_speedup
 from roofgen.site.pagetypes import (
@@ -90,7 +89,7 @@ def _best(case: CaseResult) -> VariantResult:
 
 
 def _effect(case: CaseResult, machines: Mapping[str, Machine]) -> IndexRow:
-    comparison = compare_case(case, machines)
+    comparison = case.comparison
     best = _best(case)
     vc = comparison.variant(best.variant)
     assert vc is not None

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from roofgen.analysis.prepare import kernel_model
-from roofgen.model import Case
+from roofgen.analysis.analyse import CaseResult
 from roofgen.units import fmt_si
 
 __all__ = ["kernel_models"]
 
 
-def kernel_models(case: Case) -> tuple[tuple[str, str, str, str], ...]:
+def kernel_models(case: CaseResult) -> tuple[tuple[str, str, str, str], ...]:
     """``(kernel, model FLOPs, minimum bytes, notes)`` per kernel; for a kernel without
     a model, why there is none."""
     rows = []
-    for k in case.kernels:
-        outcome = kernel_model(k)
+    for k in case.case.kernels:
+        outcome = case.kernel_models[k.id]
         m = outcome.model
         if m is None:
             rows.append((k.id, "n/a", "n/a", outcome.reason))

@@ -1,6 +1,6 @@
 """The page types of the site: one frozen dataclass per page and per piece of a page,
-and the docs paths pages link by. Built by :mod:`roofgen.site.context` (the page
-builders); laid out by the templates. Numbers in them are already formatted with
+and the docs paths pages link by. Built by :mod:`roofgen.site.context` and the page
+builders it calls; laid out by the templates. Numbers in them are already formatted with
 their units; user strings are kept as they are and escaped by the templates'
 filters. Links between pages are docs paths (``cases/vector-add/index.md``); the
 templates make them relative to the page.

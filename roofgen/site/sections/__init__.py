@@ -1,7 +1,8 @@
 """The other rooflines on the case and machine pages: one section per kind that applies.
 
-Each section has its charts (chart inputs built here from the analysis and the model) and
-plain tables beside them. Kinds: the resource view (every case), precision (launches with
+Each section has its charts (chart inputs built here from the analysis's results: each
+kind read from its launch or variant result with ``result.get(Kind)``, never computed
+here) and plain tables beside them. Kinds: the resource view (every case), precision (launches with
 work), instruction (instructions or load/store counts on a machine with an issue rate),
 communication (collectives or link bytes), energy (measured energy or power, or the
 machine's energy coefficients), sparse (launches that declare 2:4 sparsity) and runtime
@@ -9,9 +10,9 @@ machine's energy coefficients), sparse (launches that declare 2:4 sparsity) and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from roofgen.analysis.analyse import CaseResult
+from roofgen.analysis.analyse import CaseResult, MachineResult
 from roofgen.analysis.bounds import Thresholds
 from roofgen.charts.roofline_inputs import PrecisionInput
 from roofgen.model import Machine
@@ -29,27 +30,35 @@ from roofgen.site.sections.runtime import runtime_section
 from roofgen.site.sections.sparse import sparse_section
 from roofgen.units import fmt_si, fmt_time
 
+#: The section of each roofline kind, in page order: ``(case, machine, names, n)`` (the
+#: resources' display names; the machine's number on the page) -> the section, or
+#: ``None`` where the kind does not apply to the case on that machine.
+SECTIONS: tuple[Callable[[CaseResult, Machine, Mapping[str, str], int], Section | None], ...] = (
+    resource_section,
+    precision_section,
+    instruction_section,
+    comm_section,
+    energy_section,
+    sparse_section,
+    runtime_section,
+)
+
 
 def case_sections(
     case: CaseResult,
     machines: Mapping[str, Machine],
     names: Mapping[str, str],
-    thresholds: Thresholds,
+    thresholds: Thresholds | None = None,
 ) -> tuple[Section, ...]:
-    """The sections of every roofline kind that applies to ``case``, machine by machine."""
+    """The sections of every roofline kind that applies to ``case``, machine by machine.
+
+    The sections read the analysis's results, computed with its own thresholds;
+    ``thresholds`` is accepted for callers that still pass it."""
     out: list[Section] = []
     machine_ids = list(dict.fromkeys(v.machine for v in case.variants))
     for n, machine_id in enumerate(machine_ids, start=1):
         machine = machines[machine_id]
-        found = [
-            resource_section(case, machine, names, n),
-            precision_section(case, machine, n),
-            instruction_section(case, machine, n),
-            comm_section(case, machine, n),
-            energy_section(case, machine, n),
-            sparse_section(case, machine, n),
-            runtime_section(case, machine, thresholds, n),
-        ]
+        found = [section(case, machine, names, n) for section in SECTIONS]
         out += [s for s in found if s is not None]
     return _merge(out)
 
@@ -73,9 +82,10 @@ def _merge(sections: list[Section]) -> tuple[Section, ...]:
     return tuple(merged.values())
 
 
-def machine_sections(machine: Machine) -> tuple[Section, ...]:
+def machine_sections(result: MachineResult) -> tuple[Section, ...]:
     """Sections of the machine page: every compute ceiling, the instruction ceilings,
     links, and the energy coefficients."""
+    machine = result.machine
     out = []
     title = f"Compute ceilings of {machine.name}"
     device = device_level(machine)
@@ -100,12 +110,14 @@ def machine_sections(machine: Machine) -> tuple[Section, ...]:
             (),
         )
     )
-    inp = instruction_input(
-        machine,
-        f"Instruction roofline of {machine.name}",
-        "Issue ceiling, transaction walls and access-pattern walls",
-    )
-    if inp is not None:
+    ceilings = result.instruction_ceilings
+    if ceilings is not None:
+        inp = instruction_input(
+            machine,
+            ceilings,
+            f"Instruction roofline of {machine.name}",
+            "Issue ceiling, transaction walls and access-pattern walls",
+        )
         out.append(
             Section(
                 "instructions",
@@ -116,7 +128,7 @@ def machine_sections(machine: Machine) -> tuple[Section, ...]:
                 ),
                 (slot(f"machine:{machine.id}:instruction", "instruction-1", inp.title, inp),),
                 (),
-                (instruction_note(machine),),
+                (instruction_note(machine, ceilings),),
             )
         )
     if machine.links:

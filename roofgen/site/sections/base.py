@@ -1,4 +1,7 @@
-"""Pieces shared by the sections: section and table types, a case's launches on a machine."""
+"""Pieces shared by the sections: section and table types, a case's launches on a machine.
+
+The sections only read results: every number comes from the analysis (a launch's and a
+variant's roofline kinds, read with ``result.get(Kind)``); they format and lay it out."""
 
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ class Section:
 class Item:
     variant: VariantResult
     result: LaunchResult
-    launch: Launch
+    launch: Launch  # as analysed: the operator model's values filled in
     kernel: Kernel | None
     key: LaunchKey
 
@@ -48,7 +51,6 @@ def launch_items(case: CaseResult, machine_id: str) -> Iterator[Item]:
     for v in case.variants:
         if v.machine != machine_id:
             continue
-        variant = next(x for x in case.case.variants if x.id == v.variant)
         counts: dict[str, int] = {}
         for r in v.launches:
             counts[r.kernel] = counts.get(r.kernel, 0) + 1
@@ -57,7 +59,7 @@ def launch_items(case: CaseResult, machine_id: str) -> Iterator[Item]:
             seen[r.kernel] = seen.get(r.kernel, 0) + 1
             number = str(seen[r.kernel]) if counts[r.kernel] > 1 else ""
             key = LaunchKey(case.case.id, v.variant, r.kernel, number)
-            yield Item(v, r, variant.launches[r.index], case.case.kernel(r.kernel), key)
+            yield Item(v, r, r.launch, case.case.kernel(r.kernel), key)
 
 
 def slot(key: str, spec_id: str, caption: str, inp: ChartInput) -> ChartSlot:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from roofgen.analysis.analyse import CaseResult
-from roofgen.analysis.rooflines import (
-    collective_costs,
-    link_bytes_by_link,
-)
+from roofgen.analysis.communication import CommunicationResult
 from roofgen.charts.roofline_inputs import (
     CollectivePoint,
     CommPoint,
@@ -26,7 +25,9 @@ from roofgen.site.sections.base import (
 from roofgen.units import fmt_si, fmt_time
 
 
-def comm_section(case: CaseResult, machine: Machine, n: int) -> Section | None:
+def comm_section(
+    case: CaseResult, machine: Machine, names: Mapping[str, str], n: int
+) -> Section | None:
     items = [
         i
         for i in launch_items(case, machine.id)
@@ -40,18 +41,16 @@ def comm_section(case: CaseResult, machine: Machine, n: int) -> Section | None:
     notes = []
     peak, peak_label = _comm_peak(items, machine)
     for item in items:
-        m = item.launch.measurement
-        flop = item.result.flop
-        for link_id, moved in sorted(link_bytes_by_link(m).items()):
-            if flop and moved > 0:
-                points.append(CommPoint(item.key, link_id, flop / moved, flop / m.time.median_s))
-        only = (
-            len(m.collectives) == 1
-            and item.kernel is not None
-            and (item.kernel.operator.kind == "collective")
-        )
-        for c in collective_costs(machine, m):
-            measured = m.time.median_s if only else None
+        result = item.result.get(CommunicationResult)
+        for traffic in result.links:
+            if traffic.intensity_flop_per_byte is not None and traffic.flop_per_s is not None:
+                points.append(
+                    CommPoint(
+                        item.key, traffic.link, traffic.intensity_flop_per_byte, traffic.flop_per_s
+                    )
+                )
+        for c in result.collectives:
+            measured = c.measured_s
             if c.bus_b > 0:
                 collectives.append(
                     CollectivePoint(

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from roofgen.analysis.analyse import CaseResult
-from roofgen.analysis.bounds import level_bytes
-from roofgen.analysis.rooflines import (
-    EnergyResult,
-    energy_result,
-    power_limited,
-)
+from roofgen.analysis.energy import EnergyResult, StepEnergy
 from roofgen.charts.roofline_inputs import (
     EnergyInput,
     EnergyModel,
@@ -53,22 +50,23 @@ def _main_precision(items: list[Item]) -> str | None:
     return max(sorted(work), key=lambda p: work[p]) if work else None
 
 
-def energy_section(case: CaseResult, machine: Machine, n: int) -> Section | None:
+def energy_section(
+    case: CaseResult, machine: Machine, names: Mapping[str, str], n: int
+) -> Section | None:
     if machine.power is None:
         return None
     items = list(launch_items(case, machine.id))
-    results = {id(i): energy_result(machine, i.launch.measurement) for i in items}
+    results = {id(i): i.result.get(EnergyResult) for i in items}
     if not any(e.energy_j is not None for e in results.values()):
         return None
     precision = _main_precision(items)
     model = energy_model(machine, precision) if precision else None
-    device = device_level(machine)
     points = []
     notes = []
     for item in items:
         e = results[id(item)]
         m = item.launch.measurement
-        moved = level_bytes(device, m) if device is not None else None
+        moved = e.device_bytes
         if e.flop_per_j and moved and e.flop:
             points.append(
                 EnergyPoint(
@@ -77,10 +75,10 @@ def energy_section(case: CaseResult, machine: Machine, n: int) -> Section | None
                     e.flop_per_j,
                     e.average_power_w,
                     "measured" if e.measured_j is not None else "model",
-                    power_limited(machine, m),
+                    e.power_limited,
                 )
             )
-        if power_limited(machine, m) and m.sm_clock_hz and e.average_power_w:
+        if e.power_limited and m.sm_clock_hz and e.average_power_w:
             notes.append(
                 f"{item.key.label} is power-limited: the SM clock ran at "
                 f"{fmt_frequency(m.sm_clock_hz)}, below the {fmt_frequency(machine.sm_clock_hz)} "
@@ -119,45 +117,25 @@ def energy_section(case: CaseResult, machine: Machine, n: int) -> Section | None
             "the roofs' clock while average power sits at the limit."
         ),
         charts=(slot(f"case:{case.case.id}:{machine.id}:energy", f"energy-{n}", title, inp),),
-        tables=(_energy_table(case, machine, items, results),),
+        tables=(_energy_table(case, machine),),
         notes=tuple(notes),
     )
 
 
-def _per_step(calls: list[int], values: list[float | None]) -> float | None:
-    """Sum of calls x value, or None when any value is unknown."""
-    total = 0.0
-    for c, value in zip(calls, values, strict=True):
-        if value is None:
-            return None
-        total += c * value
-    return total
-
-
-def _energy_table(
-    case: CaseResult, machine: Machine, items: list[Item], results: dict[int, EnergyResult]
-) -> Table:
+def _energy_table(case: CaseResult, machine: Machine) -> Table:
     rows = []
     for v in case.variants:
         if v.machine != machine.id:
             continue
-        mine = [i for i in items if i.variant is v]
-        measured = [results[id(i)].measured_j for i in mine]
-        modelled = [results[id(i)].modelled_j for i in mine]
-        calls = [i.result.calls for i in mine]
-        total_m = _per_step(calls, measured)
-        total_x = _per_step(calls, modelled)
-        energy = total_m if total_m is not None else total_x
-        flop = sum(c * (i.result.flop or 0.0) for c, i in zip(calls, mine, strict=True))
-        limited = [i.key.kernel for i in mine if power_limited(machine, i.launch.measurement)]
+        step = v.get(StepEnergy)
         rows.append(
             (
                 v.variant,
-                fmt_si(total_m, "J"),
-                fmt_si(total_x, "J"),
-                fmt_si(flop / energy if energy and flop else None, "FLOP/J"),
-                fmt_si(energy / v.time_s if energy else None, "W"),
-                ", ".join(limited) or "none",
+                fmt_si(step.measured_j, "J"),
+                fmt_si(step.modelled_j, "J"),
+                fmt_si(step.flop_per_j, "FLOP/J"),
+                fmt_si(step.average_power_w, "W"),
+                ", ".join(step.power_limited) or "none",
             )
         )
     return Table(

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from roofgen.analysis.analyse import CaseResult
-from roofgen.analysis.rooflines import (
-    instruction_ceilings,
-    instruction_points,
-)
+from roofgen.analysis.instruction import InstructionCeilings, InstructionResult
 from roofgen.charts.roofline_inputs import (
     InstructionInput,
     InstructionPointInput,
@@ -18,11 +17,12 @@ from roofgen.units import fmt_frequency, fmt_percent, fmt_si
 
 
 def instruction_input(
-    machine: Machine, title: str, subtitle: str, points: tuple[InstructionPointInput, ...] = ()
-) -> InstructionInput | None:
-    ceilings = instruction_ceilings(machine)
-    if ceilings is None:
-        return None
+    machine: Machine,
+    ceilings: InstructionCeilings,
+    title: str,
+    subtitle: str,
+    points: tuple[InstructionPointInput, ...] = (),
+) -> InstructionInput:
     walls = tuple(
         TransactionWall(lvl.id, lvl.name, lvl.role, ceilings.transactions_per_s[lvl.id])
         for lvl in machine.memory
@@ -40,15 +40,18 @@ def instruction_input(
     )
 
 
-def instruction_section(case: CaseResult, machine: Machine, n: int) -> Section | None:
-    if machine.issue is None:
+def instruction_section(
+    case: CaseResult, machine: Machine, names: Mapping[str, str], n: int
+) -> Section | None:
+    ceilings = case.machines[machine.id].instruction_ceilings
+    if ceilings is None:
         return None
     items = list(launch_items(case, machine.id))
     points = []
     rows = []
     for item in items:
-        m = item.launch.measurement
-        found = instruction_points(machine, m)
+        result = item.result.get(InstructionResult)
+        found = result.points
         for p in found:
             level = machine.level(p.level)
             role = level.role if level else p.level
@@ -58,14 +61,13 @@ def instruction_section(case: CaseResult, machine: Machine, n: int) -> Section |
             )
         if found:
             by = {p.level: p for p in found}
-            issue = item.result.bound_s.get("issue")
             rows.append(
                 (
                     item.key.variant,
                     item.key.kernel,
-                    fmt_si(m.instructions, "inst"),
-                    fmt_si(m.instructions / m.time.median_s if m.instructions else None, "inst/s"),
-                    fmt_percent(issue / m.time.median_s if issue else None),
+                    fmt_si(result.instructions, "inst"),
+                    fmt_si(result.warp_ips, "inst/s"),
+                    fmt_percent(result.issue_share),
                     *[
                         f"{by[lvl.id].intensity:.3g}" if lvl.id in by else "n/a"
                         for lvl in machine.memory
@@ -79,11 +81,11 @@ def instruction_section(case: CaseResult, machine: Machine, n: int) -> Section |
     title = f"Instruction roofline of {case.case.title} on {machine.name}"
     inp = instruction_input(
         machine,
+        ceilings,
         title,
         "Ding and Williams: warp GIPS against warp instructions per transaction",
         tuple(points),
     )
-    assert inp is not None
     header = (
         "Variant",
         "Kernel",
@@ -110,13 +112,12 @@ def instruction_section(case: CaseResult, machine: Machine, n: int) -> Section |
             slot(f"case:{case.case.id}:{machine.id}:instruction", f"instruction-{n}", title, inp),
         ),
         tables=(Table("", header, tuple(rows), (False, False, *(True,) * (len(header) - 2))),),
-        notes=(instruction_note(machine),),
+        notes=(instruction_note(machine, ceilings),),
     )
 
 
-def instruction_note(machine: Machine) -> str:
-    c = instruction_ceilings(machine)
-    assert c is not None and machine.issue is not None
+def instruction_note(machine: Machine, c: InstructionCeilings) -> str:
+    assert machine.issue is not None
     walls = ", ".join(
         f"{lvl.name} {c.transactions_per_s[lvl.id] / 1e9:.4g} GTXN/s "
         f"({fmt_si(lvl.bandwidth.value(), 'B/s')} / {c.transaction_size_b[lvl.id]:g} B)"

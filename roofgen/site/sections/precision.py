@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from roofgen.analysis.analyse import CaseResult
-from roofgen.analysis.bounds import launch_bounds, level_bytes
-from roofgen.analysis.rooflines import (
-    precision_options,
-)
+from roofgen.analysis.precision import PrecisionResult
 from roofgen.charts.roofline_inputs import (
     Ceiling,
     PrecisionInput,
@@ -55,44 +54,35 @@ def machine_ceilings(machine: Machine, units: set[str] | None = None) -> tuple[C
 
 
 def _precision_points(items: list[Item], machine: Machine) -> list[PrecisionPoint]:
-    device = device_level(machine)
     points = []
     for item in items:
-        m = item.launch.measurement
-        moved = level_bytes(device, m) if device is not None else None
-        if not moved or m.flops is None:
-            continue
-        for unit_id, by_precision in sorted(m.flops.items()):
-            unit = machine.unit(unit_id)
-            if unit is None:
-                continue
-            for precision, work in sorted(by_precision.items()):
-                if work <= 0:
-                    continue
-                peak = unit.peaks[precision].value()
-                t = m.time.median_s
-                points.append(
-                    PrecisionPoint(
-                        item.key,
-                        unit_id,
-                        unit.name,
-                        precision,
-                        work / moved,
-                        work / t,
-                        peak,
-                        work / peak / t,
-                    )
+        for w in item.result.get(PrecisionResult).work:
+            unit = machine.unit(w.unit)
+            if w.intensity_per_byte is None or unit is None:
+                continue  # no device-memory bytes: no place on the chart
+            points.append(
+                PrecisionPoint(
+                    item.key,
+                    w.unit,
+                    unit.name,
+                    w.precision,
+                    w.intensity_per_byte,
+                    w.rate_per_s,
+                    w.peak_per_s,
+                    w.share_of_peak,
                 )
+            )
     return points
 
 
-def precision_section(case: CaseResult, machine: Machine, n: int) -> Section | None:
+def precision_section(
+    case: CaseResult, machine: Machine, names: Mapping[str, str], n: int
+) -> Section | None:
     items = list(launch_items(case, machine.id))
     points = _precision_points(items, machine)
     rows = []
     for item in items:
-        bounds = launch_bounds(machine, item.launch)
-        for o in precision_options(machine, item.launch, item.kernel, bounds, "measured"):
+        for o in item.result.get(PrecisionResult).options:
             unit = machine.unit(o.unit)
             what = f"{unit.name if unit else o.unit} {precision_name(o.from_precision)}"
             if not o.available:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from roofgen.analysis.analyse import CaseResult, LaunchResult, VariantResult
-from roofgen.analysis.bounds import resources
 from roofgen.charts.roofline_inputs import (
     ResourceBar,
     ResourceGroup,
@@ -20,12 +19,10 @@ def resource_section(
     case: CaseResult, machine: Machine, names: Mapping[str, str], n: int
 ) -> Section:
     items = list(launch_items(case, machine.id))
+    every = case.machines[machine.id].resources
     # Resources no launch makes a demand on are left out of the chart (the table keeps
     # them); unknown ones stay: unknown is not zero.
-    order = [
-        res for res in resources(machine)
-        if any(i.result.bound_s.get(res, 1.0) > 0 for i in items)
-    ]  # fmt: skip
+    order = [res for res in every if any(i.result.bound_s.get(res, 1.0) > 0 for i in items)]
     groups = []
     bars = []
     for i, item in enumerate(items):
@@ -50,7 +47,7 @@ def resource_section(
         bars=tuple(bars),
     )
     tables = tuple(
-        _resource_table(case, machine, names, v) for v in case.variants if v.machine == machine.id
+        _resource_table(every, names, v) for v in case.variants if v.machine == machine.id
     )
     return Section(
         id="resources",
@@ -77,16 +74,14 @@ def _role(r: LaunchResult, resource: str) -> str:
     return "other"
 
 
-def _resource_table(
-    case: CaseResult, machine: Machine, names: Mapping[str, str], v: VariantResult
-) -> Table:
+def _resource_table(every: tuple[str, ...], names: Mapping[str, str], v: VariantResult) -> Table:
     launches = v.launches
     header = (
         "Resource",
         *[f"{r.kernel}" + (f" x{r.calls}" if r.calls != 1 else "") for r in launches],
     )
     rows = []
-    for resource in resources(machine):
+    for resource in every:
         cells = []
         for r in launches:
             seconds = r.bound_s.get(resource)

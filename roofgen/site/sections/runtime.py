@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from roofgen.analysis.analyse import CaseResult
-from roofgen.analysis.bounds import Thresholds, launch_bounds
-from roofgen.analysis.rooflines import (
-    runtime_floor,
-)
+from roofgen.analysis.runtime import RuntimeResult
 from roofgen.charts.roofline_inputs import (
     RuntimeInput,
     RuntimePoint,
@@ -19,7 +18,9 @@ from roofgen.units import fmt_percent, fmt_time
 SHOWN_SHARE = 0.05
 
 
-def runtime_section(case: CaseResult, machine: Machine, t: Thresholds, n: int) -> Section | None:
+def runtime_section(
+    case: CaseResult, machine: Machine, names: Mapping[str, str], n: int
+) -> Section | None:
     rt = machine.runtime
     if rt is None:
         return None
@@ -29,14 +30,9 @@ def runtime_section(case: CaseResult, machine: Machine, t: Thresholds, n: int) -
     for v in case.variants:
         if v.machine != machine.id:
             continue
-        variant = next(x for x in case.case.variants if x.id == v.variant)
-        if all(
-            x.measurement.launches is None and x.measurement.syncs is None for x in variant.launches
-        ):
-            continue
-        bounds = [launch_bounds(machine, x) for x in variant.launches]
-        floor = runtime_floor(machine, variant, bounds, t)
-        if floor is None:
+        runtime = v.get(RuntimeResult)
+        floor = runtime.floor
+        if not runtime.counted or floor is None:
             continue
         bound_any |= floor.launch_bound
         mech = "+".join(floor.mechanisms)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from roofgen.analysis.analyse import CaseResult
-from roofgen.analysis.rooflines import (
-    sparse_points,
-)
+from roofgen.analysis.sparse import SparseResult
 from roofgen.charts.roofline_inputs import (
     SparseInput,
     SparsePointInput,
@@ -23,7 +23,9 @@ from roofgen.site.sections.precision import machine_ceilings
 from roofgen.units import fmt_percent, fmt_si
 
 
-def sparse_section(case: CaseResult, machine: Machine, n: int) -> Section | None:
+def sparse_section(
+    case: CaseResult, machine: Machine, names: Mapping[str, str], n: int
+) -> Section | None:
     items = [i for i in launch_items(case, machine.id) if i.launch.measurement.sparsity is not None]
     if not items:
         return None
@@ -32,7 +34,7 @@ def sparse_section(case: CaseResult, machine: Machine, n: int) -> Section | None
     rows = []
     units: dict[str, set[str]] = {}
     for item in items:
-        for sp in sparse_points(machine, item.launch.measurement):
+        for sp in item.result.get(SparseResult).points:
             unit = machine.unit(sp.unit)
             unit_name = unit.name if unit else sp.unit
             units.setdefault(sp.unit, set()).update({sp.precision, f"{sp.precision}-sparse"})

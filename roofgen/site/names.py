@@ -1,0 +1,35 @@
+"""Display names of a machine's resources, shared by every page: ``memory.hbm`` -> ``HBM2``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from roofgen.model import Machine
+
+__all__ = ["SPECIAL_RESOURCES", "display_name", "display_names_of", "resource_names"]
+
+SPECIAL_RESOURCES = {
+    "issue": "Instruction issue",
+    "power": "Power limit",
+    "launch": "Launch overhead",
+}
+
+
+def resource_names(machine: Machine) -> dict[str, str]:
+    """Display names of a machine's resources: ``memory.hbm`` -> ``HBM2``."""
+    names = {f"compute.{u.id}": u.name for u in machine.compute}
+    names |= {f"memory.{m.id}": m.name for m in machine.memory}
+    names |= {f"link.{k.id}": k.name for k in machine.links}
+    return names | SPECIAL_RESOURCES
+
+
+def display_name(names: Mapping[str, str], resource: str | None) -> str:
+    """The display name of ``resource`` ("n/a" for none)."""
+    if resource is None:
+        return "n/a"
+    return names.get(resource, resource)
+
+
+def display_names_of(resources: Sequence[str], names: Mapping[str, str]) -> str:
+    """``HBM2, L2``: resources by display name ("none" for none)."""
+    return ", ".join(display_name(names, x) for x in resources) or "none"

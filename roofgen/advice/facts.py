@@ -26,11 +26,9 @@ from roofgen.resources import (
 )
 from roofgen.units import fmt_percent, fmt_ratio, fmt_si, fmt_time
 
-__all__ = ["Facts", "Gain", "display_names", "launch_facts", "variant_facts"]
+__all__ = ["Facts", "Gain", "launch_facts", "variant_facts"]
 
 _PRECISION = {"fp8-e4m3": "fp8", "fp8-e5m2": "fp8"}
-# Display names of a machine's resources, for roofgen.site.methods, which reads them here.
-display_names = resource_names
 
 
 @dataclass(frozen=True)

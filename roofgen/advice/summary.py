@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from roofgen.analysis.analyse import LaunchResult
-from roofgen.resources import beyond_roof, resource_kind
+from roofgen.resources import beyond_roof
 from roofgen.units import fmt_percent, fmt_ratio, fmt_time
 
-# resource_kind is the registry's, named here for roofgen.site.advice, which reads it here.
-__all__ = ["NEAR_ROOF_EFFICIENCY", "headline", "resource_kind", "summary", "unmeasured"]
+__all__ = ["NEAR_ROOF_EFFICIENCY", "headline", "summary", "unmeasured"]
 
 NEAR_ROOF_EFFICIENCY = 0.9  # at or above this fraction of the bound, tuning is nearly done
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from roofgen.advice import Advice, Recommendation
-from roofgen.advice.summary import headline, resource_kind, summary, unmeasured
+from roofgen.advice.summary import headline, summary, unmeasured
 from roofgen.analysis.analyse import CaseResult, LaunchResult
 
 __all__ = [
@@ -18,7 +18,6 @@ __all__ = [
     "AdviceItem",
     "advice_groups",
     "recommendations",
-    "resource_kind",
     "variant_advice",
 ]
 

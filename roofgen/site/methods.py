@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from roofgen.advice.facts import display_names
 from roofgen.analysis.analyse import CaseResult, VariantResult
 from roofgen.model import Machine
+from roofgen.resources import class_label, resource_class, resource_names
 from roofgen.site.comparison import fmt_speedup
 from roofgen.site.pagetypes import (
     IndexGroup,
@@ -54,34 +54,11 @@ PATTERNS = {
     "overlap": "Communication or copies run while computation proceeds.",
     "other": "Other changes.",
 }
-BOTTLENECKS = {
-    "memory.device": "Device memory",
-    "memory.llc": "Last-level cache",
-    "memory.l1": "L1 and shared memory",
-    "compute.tensor": "Tensor cores",
-    "compute.fp32": "FP32 pipe",
-    "compute.fp64": "FP64 pipe",
-    "compute.fp16": "FP16 pipe",
-    "compute.sfu": "Special-function units",
-    "compute.int": "Integer pipe",
-    "issue": "Instruction issue",
-    "launch": "Launch overhead",
-    "power": "Power limit",
-}
 
 
 def _kind(resource: str | None, machine: Machine) -> str:
     """``memory.hbm`` -> ``memory.device``; ``compute.tensor`` -> ``compute.<unit kind>``."""
-    if resource is None:
-        return "insufficient-data"
-    category, _, ident = resource.partition(".")
-    if category == "memory" and (level := machine.level(ident)) is not None:
-        return f"memory.{level.role}"
-    if category == "compute" and (unit := machine.unit(ident)) is not None:
-        return f"compute.{unit.kind}"
-    if category == "link" and (link := machine.link(ident)) is not None:
-        return f"link.{link.kind}"
-    return category
+    return "insufficient-data" if resource is None else resource_class(resource, machine)
 
 
 def _best(case: CaseResult) -> VariantResult:
@@ -93,7 +70,7 @@ def _effect(case: CaseResult, machines: Mapping[str, Machine]) -> IndexRow:
     best = _best(case)
     vc = comparison.variant(best.variant)
     assert vc is not None
-    names = display_names(machines[best.machine])
+    names = resource_names(machines[best.machine])
     e2e = next((e for e in comparison.end_to_end if e.variant == best.variant), None)
     return IndexRow(
         Link(case.case.title, case_path(case.case.id)),
@@ -125,7 +102,7 @@ def _groups(
 
 def _label(kind: str, names: set[str]) -> str:
     """``Device memory (HBM2, HBM3)``: the kind, and the resources' names where they differ."""
-    label = BOTTLENECKS.get(kind) or ("Link" if kind.startswith("link.") else kind)
+    label = class_label(kind)
     shown = sorted(names - {label})
     return f"{label} ({', '.join(shown)})" if shown else label
 
@@ -149,7 +126,7 @@ def method_pages(
         kind = _kind(base.binding, machine)
         by_bottleneck[kind].append(row)
         if base.binding is not None:
-            bottleneck_names[kind].add(display_names(machine).get(base.binding, base.binding))
+            bottleneck_names[kind].add(resource_names(machine).get(base.binding, base.binding))
         for op in dict.fromkeys(k.operator.kind for k in c.case.kernels):
             by_operator[op].append(row)
     bottleneck_labels = {k: _label(k, bottleneck_names[k]) for k in by_bottleneck}

@@ -4,23 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from roofgen.model import Machine
+from roofgen.resources import SINGLETON_NAMES as SPECIAL_RESOURCES
+from roofgen.resources import resource_names
 
 __all__ = ["SPECIAL_RESOURCES", "display_name", "display_names_of", "resource_names"]
-
-SPECIAL_RESOURCES = {
-    "issue": "Instruction issue",
-    "power": "Power limit",
-    "launch": "Launch overhead",
-}
-
-
-def resource_names(machine: Machine) -> dict[str, str]:
-    """Display names of a machine's resources: ``memory.hbm`` -> ``HBM2``."""
-    names = {f"compute.{u.id}": u.name for u in machine.compute}
-    names |= {f"memory.{m.id}": m.name for m in machine.memory}
-    names |= {f"link.{k.id}": k.name for k in machine.links}
-    return names | SPECIAL_RESOURCES
 
 
 def display_name(names: Mapping[str, str], resource: str | None) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from specdata import GPU_MACHINE_YAML
 
 from roofgen.advice.engine import applies
 from roofgen.advice.facts import Facts, Gain
@@ -191,15 +192,6 @@ def test_recommendations_in_the_json(capsys, monkeypatch):
 
 # --------------------------------------------------------------------------- team rules
 
-MACHINE = """\
-roofgen: 1
-kind: machine
-id: gpu
-name: GPU
-clocks: {sm: 1000 MHz}
-compute: [{id: vector, kind: fp32, peaks: {fp32: 10 TFLOP/s}}]
-memory: [{id: hbm, name: HBM, role: device, bandwidth: 1 TB/s}]
-"""
 CASE = """\
 roofgen: 1
 kind: case
@@ -221,7 +213,7 @@ variants:
 
 def team(tmp_path: Path, rules: str) -> Any:
     (tmp_path / "specs").mkdir(exist_ok=True)
-    (tmp_path / "specs" / "machine.yaml").write_text(MACHINE, encoding="utf-8")
+    (tmp_path / "specs" / "machine.yaml").write_text(GPU_MACHINE_YAML, encoding="utf-8")
     (tmp_path / "specs" / "case.yaml").write_text(CASE, encoding="utf-8")
     (tmp_path / "team-rules.yaml").write_text(rules, encoding="utf-8")
     (tmp_path / "roofgen.toml").write_text('rules = "team-rules.yaml"\n', encoding="utf-8")

@@ -106,18 +106,14 @@ def test_schema_write_and_print(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["title"] == "roofgen case study"
 
 
-def test_strict_turns_warnings_into_failure(tmp_path, capsys, monkeypatch):
-    (tmp_path / "m.yaml").write_text(
-        "roofgen: 1\nkind: machine\nid: m\nname: M\nclocks: {sm: 1 GHz}\n"
-        "compute: [{id: t, kind: tensor, peaks: {fp16: 100 TFLOP/s}}]\n"
-        "memory: [{id: hbm, role: device, bandwidth: 1 TB/s}]\n"
-    )
+def test_strict_turns_warnings_into_failure(tmp_path, capsys, monkeypatch, gpu_machine_yaml):
+    (tmp_path / "m.yaml").write_text(gpu_machine_yaml)
     (tmp_path / "c.yaml").write_text(
-        "roofgen: 1\nkind: case\nid: c\ntitle: C\nmachines: [m]\n"
+        "roofgen: 1\nkind: case\nid: c\ntitle: C\nmachines: [gpu]\n"
         "kernels: [{id: k, operator: {kind: other}}]\n"
         "variants:\n  - id: v\n    launches:\n      - kernel: k\n        measurement:\n"
         "          time: {median: 1 ms, warmup: 0, repeats: 50}\n"
-        "          flops: {t: {fp16: 1e9}}\n          bytes: {hbm: 1e8}\n"
+        "          flops: {tensor: {fp16: 1e9}}\n          bytes: {hbm: 1e8}\n"
     )
     monkeypatch.chdir(tmp_path)
     assert main(["check", "."]) == 0

@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from specdata import make_settings
 
-from roofgen.analysis.bounds import Thresholds
 from roofgen.api import check
 from roofgen.charts import RooflineInput, hierarchical_chart
 from roofgen.cli import main
-from roofgen.config import Settings, load_settings
+from roofgen.config import load_settings
 from roofgen.site import build_site
 from roofgen.site.advice import recommendations
 from roofgen.site.build import MARKER, BuildResult
@@ -234,18 +234,6 @@ def write_specs(folder: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return folder
-
-
-def make_settings(root: Path, **site: Any) -> Settings:
-    return Settings(
-        root=root,
-        file=None,
-        specs=(root / "specs",),
-        output=root / "site",
-        rules=None,
-        thresholds=Thresholds(),
-        site={"name": "Test site", **site},
-    )
 
 
 def build(specs: Path, output: Path, **options: Any) -> BuildResult:

@@ -24,6 +24,7 @@ from roofgen.model import Measurement, SweepPoint, TimeStats
 from roofgen.operators.sweep import mean_measurement, normalised_weights
 
 ROOT = Path(__file__).resolve().parent.parent
+ATTENTION = ROOT / "tests" / "cases" / "valid" / "h100-attention"  # its decode sweep
 
 # --------------------------------------------------------------------------- noise
 
@@ -179,7 +180,7 @@ def test_sweep_weights_and_weighted_means():
 
 
 def test_the_example_decode_sweep(capsys, monkeypatch):
-    result = check([ROOT / "specs"])
+    result = check([ATTENTION])
     assert result.analysis is not None
     case = next(c for c in result.analysis.cases if c.case.id == "attention")
     naive, flash = (next(r for r in v.launches if r.kernel == "decode") for v in case.variants)
@@ -205,8 +206,8 @@ def test_the_example_decode_sweep(capsys, monkeypatch):
 
 
 def test_sweep_in_the_json_and_the_chart(capsys, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    assert main(["analyze", "--format", "json", "-q", "specs"]) == 0
+    monkeypatch.chdir(ATTENTION.parent)
+    assert main(["analyze", "--format", "json", "-q", ATTENTION.name]) == 0
     doc = json.loads(capsys.readouterr().out)
     case = next(c for c in doc["cases"] if c["id"] == "attention")
     decode = case["variants"][1]["launches"][1]
@@ -218,7 +219,7 @@ def test_sweep_in_the_json_and_the_chart(capsys, monkeypatch):
     from roofgen.charts import hierarchical_chart
     from roofgen.site.charts import case_chart_inputs
 
-    result = check([ROOT / "specs"])
+    result = check([ATTENTION])
     assert result.analysis is not None
     attention = next(c for c in result.analysis.cases if c.case.id == "attention")
     ((_, inp),) = case_chart_inputs(attention, result.specs.machines)

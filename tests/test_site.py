@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pngread import drawn_share, read_png
 from specdata import make_settings
 
 from roofgen.api import check
@@ -847,8 +848,13 @@ def test_chart_command_writes_each_format(tmp_path: Path, small: Path) -> None:
         assert status == 0 and out.stat().st_size > 0, suffix
     spec = json.loads((tmp_path / "alpha.json").read_text(encoding="utf-8"))
     assert {p["variant"] for p in spec["datasets"]["points"]} == {"before"}
-    assert (tmp_path / "alpha.svg").read_text(encoding="utf-8").startswith("<svg")
-    assert (tmp_path / "alpha.png").read_bytes().startswith(b"\x89PNG")
+    svg = (tmp_path / "alpha.svg").read_text(encoding="utf-8")
+    assert svg.startswith("<svg")
+    size = re.search(r'<svg[^>]* width="(\d+)" height="(\d+)"', svg)
+    assert size, "the SVG states its size"
+    width, height, _, _ = read_png((tmp_path / "alpha.png").read_bytes())
+    assert (width, height) == (2 * int(size.group(1)), 2 * int(size.group(2)))  # scale 2
+    assert drawn_share((tmp_path / "alpha.png").read_bytes()) > 0.01
     out = tmp_path / "alpha.svg"
     assert main(["chart", str(small), "--kernel", "alpha/scale", "-o", str(out), "-q"]) == 1
     assert main(["chart", str(small), "--kernel", "alpha/scale/before", "-o", str(out),

@@ -1,5 +1,18 @@
 """Shared test fixtures.
 
+The quick loop is ``pytest -m "not slow"``: it leaves out every test that takes more
+than a few seconds (site, wheel and library builds, mypy, the CI recipes) and the
+browser tests that come with a site build; run the whole suite before a merge.
+
+Spec fixtures (helpers in ``tests/specdata.py``, for module-level helpers of a test):
+
+``a100``
+    a fresh dict of an NVIDIA A100 40GB SXM4 from its datasheet, for ``build.machine``.
+``gpu_machine_yaml``
+    the text of a small machine file, id ``gpu``, with round figures.
+``make_settings``
+    ``make_settings(root, name=..., specs=..., **site)``: the settings of a build.
+
 Browser fixtures (helpers in ``tests/browser.py``):
 
 ``chromium_browser``
@@ -34,6 +47,8 @@ from browser import (
     serve_directory,
 )
 from hypothesis import settings as hypothesis_settings
+from specdata import GPU_MACHINE_YAML, a100_machine
+from specdata import make_settings as settings_for
 
 if TYPE_CHECKING:
     from browser import WatchedPage
@@ -136,3 +151,22 @@ def serve_dir() -> Iterator[Callable[[Path], str]]:
             return stack.enter_context(serve_directory(Path(root)))
 
         yield serve
+
+
+@pytest.fixture
+def a100() -> dict[str, Any]:
+    """An NVIDIA A100 40GB SXM4 as a machine dict (a fresh copy: a test may change it)."""
+    return a100_machine()
+
+
+@pytest.fixture(scope="session")
+def gpu_machine_yaml() -> str:
+    """A machine file, id ``gpu``: vector unit (FP32 10 TFLOP/s), tensor cores (BF16 and
+    FP16 100 TFLOP/s), SFU (1 TOP/s), HBM 1 TB/s; SM clock 1000 MHz."""
+    return GPU_MACHINE_YAML
+
+
+@pytest.fixture(scope="session")
+def make_settings() -> Callable[..., Any]:
+    """``make_settings(root, name="Test site", specs=None, **site)``: a build's Settings."""
+    return settings_for

@@ -22,24 +22,6 @@ SEED_MACHINE: dict[str, Any] = {
     "memory": [{"id": "hbm", "role": "device", "bandwidth": "1.5 TB/s"}],
 }
 
-A100: dict[str, Any] = {
-    "id": "a100",
-    "name": "A100",
-    "clocks": {"sm": "1410 MHz"},
-    "compute": [
-        {
-            "id": "tensor",
-            "kind": "tensor",
-            "peaks": {"bf16": "312 TFLOP/s", "fp16": "312 TFLOP/s", "tf32": "156 TFLOP/s"},
-        },
-        {"id": "fp32", "kind": "fp32", "peaks": {"fp32": "19.5 TFLOP/s"}},
-    ],
-    "memory": [
-        {"id": "hbm", "role": "device", "bandwidth": "1.555 TB/s"},
-        {"id": "l2", "role": "llc", "bandwidth": "7050 GB/s"},
-    ],
-}
-
 # NERSC hierarchical roofline of V100 (Yang, Kurth, Williams, CUG 2019; data
 # from cyanguwa/nersc-roofline Plotting/data_hierarchical.txt).
 V100: dict[str, Any] = {
@@ -105,8 +87,8 @@ def test_seed_ridge_is_208_flop_per_byte():
     assert ridge == {"compute.tensor.fp16": {"hbm": pytest.approx(208.0)}}
 
 
-def test_a100_ridges():
-    ridge = machine_result(build.machine(A100)).ridge_flop_per_byte
+def test_a100_ridges(a100):
+    ridge = machine_result(build.machine(a100)).ridge_flop_per_byte
     assert ridge["compute.tensor.bf16"]["hbm"] == pytest.approx(200.6, abs=0.05)
     assert ridge["compute.fp32.fp32"]["hbm"] == pytest.approx(12.54, abs=0.01)
 
@@ -149,22 +131,22 @@ def test_co_bound_at_the_ridge_and_thresholds_in_the_verdict():
     assert "co-bound margin 15%" in r.verdict and "below-roofs threshold 50%" in r.verdict
 
 
-def test_precisions_on_one_unit_add_up_units_take_the_max():
-    a100 = build.machine(A100)
+def test_precisions_on_one_unit_add_up_units_take_the_max(a100):
+    machine = build.machine(a100)
     m = {
         "time": "10 ms",
         "flops": {"tensor": {"bf16": 312e9, "fp16": 312e9}, "fp32": {"fp32": 19.5e9}},
         "bytes": {"hbm": 1e6},
     }
-    b = launch_bounds(a100, build.case(case("a100", [m])).variants[0].launches[0])
+    b = launch_bounds(machine, build.case(case("a100", [m])).variants[0].launches[0])
     assert b.seconds["compute.tensor"] == pytest.approx(2e-3)  # 1 ms + 1 ms on one unit
     assert b.seconds["compute.fp32"] == pytest.approx(1e-3)
     assert b.bound_s == pytest.approx(2e-3)  # different units overlap: max
     assert b.serial_s == pytest.approx(2e-3 + 1e-3 + 1e6 / 1.555e12)
 
 
-def test_unknown_is_not_zero():
-    a = run(A100, [{"time": "1 ms", "flops": {"tensor": {"bf16": 1e9}}, "bytes": {"hbm": 1e9}}])
+def test_unknown_is_not_zero(a100):
+    a = run(a100, [{"time": "1 ms", "flops": {"tensor": {"bf16": 1e9}}, "bytes": {"hbm": 1e9}}])
     r = a.cases[0].variants[0].launches[0]
     assert "memory.l2" in r.coverage.unknown
     assert "memory.l2" not in r.bound_s
@@ -172,8 +154,8 @@ def test_unknown_is_not_zero():
     assert r.bound_s["compute.fp32"] == 0.0
 
 
-def test_missing_bytes_is_insufficient_data():
-    a = run(A100, [{"time": "1 ms", "flops": {"tensor": {"bf16": 1e9}}}])
+def test_missing_bytes_is_insufficient_data(a100):
+    a = run(a100, [{"time": "1 ms", "flops": {"tensor": {"bf16": 1e9}}}])
     r = a.cases[0].variants[0].launches[0]
     assert r.klass == "insufficient-data"
     assert r.efficiency is None
@@ -199,7 +181,7 @@ def test_measured_basis_and_efficiency_against_both():
     assert r.efficiency_by_basis["datasheet"] == pytest.approx(828.758 / 900)
 
 
-def test_clock_dependent_roofs_scale_to_the_measurement_clock():
+def test_clock_dependent_roofs_scale_to_the_measurement_clock(a100):
     # Nsight Compute locks an A100 to 765 MHz; compute and L2 roofs scale, HBM does not.
     m = {
         "time": "1 ms",
@@ -207,7 +189,7 @@ def test_clock_dependent_roofs_scale_to_the_measurement_clock():
         "flops": {"tensor": {"bf16": 1e9}},
         "bytes": {"hbm": 1e6, "l2": 1e6},
     }
-    b = launch_bounds(build.machine(A100), build.case(case("a100", [m])).variants[0].launches[0])
+    b = launch_bounds(build.machine(a100), build.case(case("a100", [m])).variants[0].launches[0])
     assert b.seconds["compute.tensor"] == pytest.approx(1e9 / (312e12 * 765 / 1410))
     assert b.seconds["memory.l2"] == pytest.approx(1e6 / (7050e9 * 765 / 1410))
     assert b.seconds["memory.hbm"] == pytest.approx(1e6 / 1.555e12)
@@ -219,9 +201,8 @@ def test_v100_issue_ceiling_is_489_6_warp_gips():
     assert v100.issue.rate_per_s(v100.sm_clock_hz) == pytest.approx(489.6e9)
 
 
-@pytest.mark.parametrize("nw", sorted(GPP))
-def test_berkeleygw_gpp_points_on_the_v100_roofs(nw):
-    """The published GPP points sit where the NERSC paper puts them."""
+def gpp_launch(nw: int) -> Any:
+    """The published GPP point ``nw`` as 10 ms of work on the V100, analysed."""
     ai_l1, ai_l2, ai_hbm, gflops = GPP[nw]
     time_s = 0.01
     flop = gflops * 1e9 * time_s
@@ -231,7 +212,14 @@ def test_berkeleygw_gpp_points_on_the_v100_roofs(nw):
         "bytes": {"l1": flop / ai_l1, "l2": flop / ai_l2, "hbm": flop / ai_hbm},
     }
     a = analyse(Specs({"v100": build.machine(V100)}, (build.case(case("v100", [m])),)))
-    r = a.cases[0].variants[0].launches[0]
+    return a.cases[0].variants[0].launches[0]
+
+
+@pytest.mark.parametrize("nw", sorted(GPP))
+def test_berkeleygw_gpp_points_on_the_v100_roofs(nw):
+    """The published GPP points sit where the NERSC paper puts them."""
+    ai_l1, ai_l2, ai_hbm, gflops = GPP[nw]
+    r = gpp_launch(nw)
     assert r.intensity_flop_per_byte["hbm"] == pytest.approx(ai_hbm)
     assert r.achieved_flop_per_s == pytest.approx(gflops * 1e9)
     hbm_roof = 828.758e9 * ai_hbm
@@ -247,10 +235,20 @@ def test_berkeleygw_gpp_points_on_the_v100_roofs(nw):
 
 
 def test_gpp_nw1_is_97_percent_of_the_hbm_roof():
-    ai_l1, ai_l2, ai_hbm, gflops = GPP[1]
-    assert gflops / (828.758 * ai_hbm) == pytest.approx(0.9737, abs=1e-4)
-    ai_l1, ai_l2, ai_hbm, gflops = GPP[6]
-    assert gflops / 7068.86 == pytest.approx(0.6638, abs=1e-4)
+    # nw=1: 2085.756683 GFLOP/s at 2.584785579 FLOP per HBM byte; the measured HBM roof
+    # is 828.758 GB/s, so HBM allows 828.758 x 2.584785579 = 2142.16 GFLOP/s: 97.37%.
+    # L2 (2996.77 x 2.250 = 6744 GFLOP/s), L1 and FP64 (7068.86) allow more.
+    by_hand = 2085.756683 / (828.758 * 2.584785579)
+    assert by_hand == pytest.approx(0.9737, abs=1e-4)
+    r = gpp_launch(1)
+    assert r.binding == "memory.hbm" and r.roof_basis["memory.hbm"] == "measured"
+    assert r.efficiency == pytest.approx(by_hand, rel=1e-9)
+    # nw=6: 4692.209405 GFLOP/s at 13.2 FLOP/B is past the ridge: 66.38% of FP64.
+    by_hand = 4692.209405 / 7068.86
+    assert by_hand == pytest.approx(0.6638, abs=1e-4)
+    r = gpp_launch(6)
+    assert r.binding == "compute.fp64" and r.roof_basis["compute.fp64"] == "measured"
+    assert r.efficiency == pytest.approx(by_hand, rel=1e-9)
 
 
 def test_variant_of_several_launches_sums_bounds_and_times():
@@ -309,22 +307,22 @@ def test_binding_attains_the_max_and_efficiency_times_headroom_is_one(peak, bw, 
     assert math.isclose(r.efficiency * r.headroom, 1.0, rel_tol=1e-12)
 
 
-def test_variant_binding_is_a_resource_that_binds_some_launch():
+def test_variant_binding_is_a_resource_that_binds_some_launch(a100):
     # Launch A: tensor 1 ms, L2 0.9 ms. Launch B: HBM 1 ms, L2 0.9 ms. Summed per resource,
     # L2 (1.8 ms) would lead although it limits neither launch.
     launches = [
         {"time": "1.2 ms", "flops": {"tensor": {"bf16": 312e9}}, "bytes": {"l2": 0.9e-3 * 7050e9}},
         {"time": "1.2 ms", "flops": {}, "bytes": {"hbm": 1.555e9, "l2": 0.9e-3 * 7050e9}},
     ]
-    v = run(A100, launches).cases[0].variants[0]
+    v = run(a100, launches).cases[0].variants[0]
     assert [x.binding for x in v.launches] == ["compute.tensor", "memory.hbm"]
     assert v.bound_s["memory.l2"] == pytest.approx(1.8e-3)
     assert {v.binding, v.runner_up} == {"compute.tensor", "memory.hbm"}
     assert v.klass == "co-bound"
 
 
-def test_a_measured_roof_taken_at_another_clock_is_restated_at_the_machine_clock():
-    machine = {**A100, "compute": [
+def test_a_measured_roof_taken_at_another_clock_is_restated_at_the_machine_clock(a100):
+    machine = {**a100, "compute": [
         {"id": "tensor", "kind": "tensor",
          "peaks": {"bf16": {"datasheet": "312 TFLOP/s", "measured": "200 TFLOP/s",
                             "measured_clock": "1000 MHz"}}}]}  # fmt: skip

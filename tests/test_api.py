@@ -20,8 +20,8 @@ import roofgen
 from roofgen.report.tables import analysis_rows, column_name, flatten, split_column, unflatten
 
 ROOT = Path(__file__).resolve().parents[1]
-SPECS = ROOT / "specs"
-VECTOR_ADD = SPECS / "cases" / "vector-add.yaml"
+SPECS = ROOT / "tests" / "cases" / "valid" / "a100-kernels"  # three cases, one machine
+VECTOR_ADD = SPECS / "vector-add.yaml"
 
 # The contract: semantic versioning applies to exactly these names.
 PUBLIC = [
@@ -100,7 +100,7 @@ env = dict(os.environ)
 filters = list(warnings.filters)
 handlers = list(logging.getLogger().handlers)
 import roofgen
-ws = roofgen.load("specs/cases/vector-add.yaml")
+ws = roofgen.load("tests/cases/valid/a100-kernels/vector-add.yaml")
 c = ws.chart("vector-add/add")
 import altair as alt
 print(json.dumps({
@@ -161,7 +161,9 @@ def test_machine_from_library_and_workspace(ws: roofgen.Workspace) -> None:
     a100 = roofgen.machine("a100-40gb-sxm")
     assert isinstance(a100, roofgen.Machine) and a100.id == "a100-40gb-sxm"
     assert roofgen.machine("a100-40gb-sxm", 1).version == 1
-    assert ws.machine("seed-demo").id == "seed-demo"
+    mine = ws.machine("a100-40gb-sxm")  # the workspace's file, not the library's
+    assert mine is ws.machines["a100-40gb-sxm"] and mine.file.endswith("a100-40gb-sxm.yaml")
+    assert mine.runtime is not None and a100.runtime is None  # only the team's file has one
     with pytest.raises(KeyError, match="no machine"):
         roofgen.machine("no-such-gpu")
 
@@ -264,23 +266,37 @@ def _cli_csv() -> str:
     return result.stdout
 
 
-def test_chart_is_altair_and_displays_offline(ws: roofgen.Workspace, monkeypatch) -> None:
+def test_chart_is_altair_and_displays_offline(
+    ws: roofgen.Workspace, tmp_path: Path, monkeypatch
+) -> None:
+    """What a notebook shows: the real mime bundle, the Vega bundle inlined (no CDN), and
+    inside it exactly the chart's Vega-Lite spec."""
     import altair as alt
 
     from roofgen.site import assets
 
-    monkeypatch.setattr(assets, "vega_bundle_js", lambda cache_dir=None: "/* vega bundle */")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # the bundle is built, not stubbed
     before = alt.renderers.active
     chart = roofgen.chart(ws, "vector-add/add")
     assert isinstance(chart, alt.LayerChart)
     assert ws.chart("vector-add", "add", "baseline").to_dict()["layer"]
-    bundle = chart._repr_mimebundle_()
-    page = bundle["text/html"]
-    assert "/* vega bundle */" in page
-    assert not re.search(r"<script[^>]*\bsrc=", page)
-    assert "http://" not in page.replace("https://vega.github.io/schema", "")
     spec = chart.to_dict()
-    assert json.dumps(spec["layer"][0]["mark"], sort_keys=True, ensure_ascii=False) in page
+    bundle = chart._repr_mimebundle_()
+    assert set(bundle) == {"text/html", "text/plain"}
+    assert bundle["text/plain"] == f"<roofgen chart: {spec['title']['text']}>"
+    page = bundle["text/html"]
+    vega = assets.vega_bundle_js(tmp_path / "roofgen")  # the file the display just cached
+    inlined = vega.replace("</script", "<\\/script")
+    assert "window.vegaEmbed" in vega and page.count(inlined) == 1
+    assert not re.search(r"<script[^>]*\bsrc=", page)
+    ours = page.replace(inlined, "")  # the chart's element and script around the bundle
+    assert "http://" not in ours.replace("https://vega.github.io/schema", "")
+    shown = re.search(r"^  var spec = (\{.*\});$", ours, re.MULTILINE)
+    assert shown, "no spec in the page"
+    assert json.loads(shown.group(1)) == spec
+    assert {p["variant"] for p in spec["datasets"]["points"]} == {"baseline", "vectorised"}
+    element = re.match(r'<div id="(roofgen-chart-[0-9a-f]{16})" class="roofgen-chart">', ours)
+    assert element and f'document.getElementById("{element.group(1)}")' in ours
     assert chart._repr_html_() == page
     assert alt.renderers.active == before
     with pytest.raises(ValueError, match="no case"):

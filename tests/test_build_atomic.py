@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from specdata import make_settings
 
-from roofgen.analysis.bounds import Thresholds
 from roofgen.cli import main
-from roofgen.config import Settings
 from roofgen.site import build_site
 from roofgen.site.build import MARKER
 
@@ -37,16 +36,7 @@ MINIMAL = Path(__file__).parent / "cases" / "valid" / "minimal"
 EXAMPLES = Path(__file__).resolve().parents[1] / "specs"
 
 
-def _settings(root: Path) -> Settings:
-    return Settings(
-        root=root,
-        file=None,
-        specs=(root / "specs",),
-        output=root / "site",
-        rules=None,
-        thresholds=Thresholds(),
-        site={"name": "Atomic", "url": "https://perf.example.com/"},
-    )
+SITE = {"name": "Atomic", "url": "https://perf.example.com/"}
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -66,7 +56,7 @@ def leftovers(root: Path) -> list[str]:
 def built(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
     """A project whose site is built once; returns its root and the site's files."""
     shutil.copytree(MINIMAL, tmp_path / "specs")
-    result = build_site([tmp_path / "specs"], _settings(tmp_path), tmp_path / "site",
+    result = build_site([tmp_path / "specs"], make_settings(tmp_path, **SITE), tmp_path / "site",
                         cache_dir=tmp_path / "cache")  # fmt: skip
     assert result.ok, [p.format() for p in result.problems]
     # a change, so that a complete second build would differ from the first
@@ -76,7 +66,7 @@ def built(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
 
 
 def rebuild(root: Path, **options: Any) -> Any:
-    return build_site([root / "specs"], _settings(root), root / "site",
+    return build_site([root / "specs"], make_settings(root, **SITE), root / "site",
                       cache_dir=root / "cache", **options)  # fmt: skip
 
 

@@ -6,7 +6,9 @@ import json
 import math
 import random
 import re
+import struct
 import time
+import zlib
 from typing import Any
 
 import altair as alt
@@ -15,6 +17,7 @@ import pytest
 from altair.vegalite.v6.schema.core import load_schema
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pngread import drawn_share, read_png
 
 from roofgen.charts import (
     DASHES,
@@ -411,9 +414,44 @@ def test_stabilise_svg_ids_rewrites_references() -> None:
     )
 
 
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def test_the_png_reader_undoes_every_filter() -> None:
+    """A 3 x 5 grey image, one row per filter type; the filtered bytes worked by hand."""
+    rows = [
+        (1, [10, 10, 10]),  # Sub: 10, 10+10, 20+10
+        (4, [30, 10, 10]),  # Paeth: 40-up 10; 50-left 40; 60-left 50
+        (2, [1, 2, 3]),  # Up: 41-40, 52-50, 63-60
+        (3, [241, 72, 174]),  # Average: 5-(0+41)//2 mod 256, 100-(5+52)//2, 255-(100+63)//2
+        (0, [7, 8, 9]),
+    ]
+    raw = b"".join(bytes([kind, *line]) for kind, line in rows)
+    ihdr = struct.pack(">IIBBBBB", 3, 5, 8, 0, 0, 0, 0)
+    png = b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", zlib.compress(raw))
+    png += _chunk(b"IEND", b"")
+    assert read_png(png) == (
+        3,
+        5,
+        1,
+        bytes([10, 20, 30, 40, 50, 60, 41, 52, 63, 5, 100, 255, 7, 8, 9]),
+    )
+    with pytest.raises(AssertionError):
+        read_png(png[:-1] + bytes([png[-1] ^ 1]))  # one bit of the last CRC flipped
+
+
 def test_png_and_self_contained_html(spec: dict[str, Any]) -> None:
+    svg = re.search(r'<svg[^>]* width="(\d+)" height="(\d+)"', to_svg(spec))
+    assert svg, "the SVG states its size"
+    svg_width, svg_height = int(svg.group(1)), int(svg.group(2))
     png = to_png(spec, scale=1)
-    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height, channels, pixels = read_png(png)
+    assert (width, height) == (svg_width, svg_height)  # the chart's size, axes and legend included
+    assert len(pixels) == width * height * channels
+    assert drawn_share(png) > 0.01, "a blank image"  # roofs, points, text: 12% here
+    png = to_png(spec, scale=2)
+    assert struct.unpack(">II", png[16:24]) == (2 * svg_width, 2 * svg_height)
     html = to_html(spec)
     assert "<html" in html.lower()
     assert not re.search(r"<script[^>]+src=", html), "HTML must not load scripts"

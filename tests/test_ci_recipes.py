@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from roofgen.cli import main
@@ -72,6 +73,7 @@ def _roofgen_commands() -> list[list[str]]:
     return commands
 
 
+@pytest.mark.slow  # git history, a build and a diff: ~7 s
 def test_the_recipes_roofgen_commands_run_on_a_repository(tmp_path, monkeypatch, capsys):
     repo = tmp_path / "repo"
     shutil.copytree(MINIMAL, repo / "specs")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from roofgen.cli import main
 from roofgen.commands import common
 
 ROOT = Path(__file__).resolve().parent.parent
-SPECS = ROOT / "specs"
+MINIMAL = ROOT / "tests" / "cases" / "valid" / "minimal"  # one machine, one case
 
 
 def test_version_names_the_rendering_stack(capsys):
@@ -38,25 +39,32 @@ def test_no_spec_files_is_an_error_not_a_silent_pass(tmp_path, capsys, monkeypat
     assert "specs: no spec files (*.yaml, *.yml) found" in capsys.readouterr().err
 
 
-def test_check_json_goes_to_stdout_and_messages_to_stderr(capsys, monkeypatch):
-    monkeypatch.chdir(ROOT)
+def test_check_json_goes_to_stdout_and_messages_to_stderr(tmp_path, capsys, monkeypatch):
+    shutil.copytree(MINIMAL, tmp_path / "specs")
+    case = tmp_path / "specs" / "case.yaml"
+    case.write_text(case.read_text("utf-8").replace("warmup: 10", "warmup: 0"), "utf-8")
+    monkeypatch.chdir(tmp_path)
     assert main(["check", "--format", "json", "specs"]) == 0
     captured = capsys.readouterr()
     doc = json.loads(captured.out)
     assert doc["ok"] is True and doc["roofgen_output"] == 1
-    assert len(doc["files"]) == len(list(SPECS.rglob("*.yaml")))
+    assert doc["files"] == ["specs/case.yaml", "specs/machine.yaml"]
+    assert "warmup" in {p["path"].rsplit(".", 1)[-1] for p in doc["problems"]}
+    assert captured.err.startswith(
+        "specs/case.yaml:13:68: warning: variants[0].launches[0].measurement.time.warmup: "
+    )  # the same warning, as a message
 
 
 def test_output_file_is_never_overwritten_without_force(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(MINIMAL.parent)
     out = tmp_path / "a.json"
-    assert main(["analyze", "-q", "--format", "json", "-o", str(out), "specs"]) == 0
+    assert main(["analyze", "-q", "--format", "json", "-o", str(out), "minimal"]) == 0
     first = out.read_bytes()
     out.write_text("keep me")
-    assert main(["analyze", "-q", "--format", "json", "-o", str(out), "specs"]) == 1
+    assert main(["analyze", "-q", "--format", "json", "-o", str(out), "minimal"]) == 1
     assert out.read_text() == "keep me"
     assert "--force" in capsys.readouterr().err
-    assert main(["analyze", "-q", "--format", "json", "-o", str(out), "--force", "specs"]) == 0
+    assert main(["analyze", "-q", "--format", "json", "-o", str(out), "--force", "minimal"]) == 0
     assert out.read_bytes() == first
 
 
@@ -65,8 +73,8 @@ def test_internal_error_is_status_4_with_a_report_file(capsys, monkeypatch):
         raise RuntimeError("simulated bug")
 
     monkeypatch.setattr("roofgen.api.check", boom)
-    monkeypatch.chdir(ROOT)
-    assert main(["check", "specs"]) == 4
+    monkeypatch.chdir(MINIMAL.parent)
+    assert main(["check", "minimal"]) == 4
     err = capsys.readouterr().err
     assert "please report" in err and "Traceback" not in err
     report = Path(err.rsplit(" in ", 1)[1].strip())
@@ -79,8 +87,8 @@ def test_interrupt_is_status_130(monkeypatch, capsys):
         raise KeyboardInterrupt
 
     monkeypatch.setattr("roofgen.api.check", interrupted)
-    monkeypatch.chdir(ROOT)
-    assert main(["check", "specs"]) == 130
+    monkeypatch.chdir(MINIMAL.parent)
+    assert main(["check", "minimal"]) == 130
 
 
 def test_no_colour_when_no_color_or_ci(monkeypatch):
@@ -106,18 +114,14 @@ def test_schema_write_and_print(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["title"] == "roofgen case study"
 
 
-def test_strict_turns_warnings_into_failure(tmp_path, capsys, monkeypatch):
-    (tmp_path / "m.yaml").write_text(
-        "roofgen: 1\nkind: machine\nid: m\nname: M\nclocks: {sm: 1 GHz}\n"
-        "compute: [{id: t, kind: tensor, peaks: {fp16: 100 TFLOP/s}}]\n"
-        "memory: [{id: hbm, role: device, bandwidth: 1 TB/s}]\n"
-    )
+def test_strict_turns_warnings_into_failure(tmp_path, capsys, monkeypatch, gpu_machine_yaml):
+    (tmp_path / "m.yaml").write_text(gpu_machine_yaml)
     (tmp_path / "c.yaml").write_text(
-        "roofgen: 1\nkind: case\nid: c\ntitle: C\nmachines: [m]\n"
+        "roofgen: 1\nkind: case\nid: c\ntitle: C\nmachines: [gpu]\n"
         "kernels: [{id: k, operator: {kind: other}}]\n"
         "variants:\n  - id: v\n    launches:\n      - kernel: k\n        measurement:\n"
         "          time: {median: 1 ms, warmup: 0, repeats: 50}\n"
-        "          flops: {t: {fp16: 1e9}}\n          bytes: {hbm: 1e8}\n"
+        "          flops: {tensor: {fp16: 1e9}}\n          bytes: {hbm: 1e8}\n"
     )
     monkeypatch.chdir(tmp_path)
     assert main(["check", "."]) == 0
@@ -129,11 +133,13 @@ def test_strict_turns_warnings_into_failure(tmp_path, capsys, monkeypatch):
 def test_check_imports_nothing_heavy():
     """The light core never loads the site stack."""
     code = (
-        "import sys; from roofgen.cli import main; main(['check', '-q', 'specs']); "
+        "import sys; from roofgen.cli import main; main(['check', '-q', 'minimal']); "
         "print(sorted(m for m in ('altair', 'pandas', 'mkdocs', 'vl_convert', 'jinja2') "
         "if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=MINIMAL.parent, capture_output=True, text=True
+    )
     assert out.stdout.strip() == "[]", out.stderr
 
 

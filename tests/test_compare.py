@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from specdata import GPU_MACHINE_YAML
 
 from roofgen.analysis.compare import (
     Interval,
@@ -23,6 +24,7 @@ from roofgen.model import Measurement, SweepPoint, TimeStats
 from roofgen.operators.sweep import mean_measurement, normalised_weights
 
 ROOT = Path(__file__).resolve().parent.parent
+ATTENTION = ROOT / "tests" / "cases" / "valid" / "h100-attention"  # its decode sweep
 
 # --------------------------------------------------------------------------- noise
 
@@ -64,17 +66,6 @@ def test_amdahl_from_the_baselines_shares():
     assert amdahl([], []) == 1.0
 
 
-MACHINE = """\
-roofgen: 1
-kind: machine
-id: gpu
-name: GPU
-clocks: {sm: 1000 MHz}
-compute: [{id: vector, kind: fp32, peaks: {fp32: 10 TFLOP/s}}]
-memory: [{id: hbm, name: HBM, role: device, bandwidth: 1 TB/s}]
-"""
-
-
 def launch(kernel: str, median_ms: float, spread: float = 0.01, gb: float = 0.8) -> str:
     lo, hi = median_ms * (1 - spread), median_ms * (1 + spread)
     return (
@@ -105,7 +96,7 @@ def two_kernel_case(e2e_after_ms: float, after: tuple[float, float] = (1.0, 1.0)
 
 
 def compared(tmp_path: Path, case: str) -> Any:
-    (tmp_path / "machine.yaml").write_text(MACHINE, encoding="utf-8")
+    (tmp_path / "machine.yaml").write_text(GPU_MACHINE_YAML, encoding="utf-8")
     (tmp_path / "case.yaml").write_text(case, encoding="utf-8")
     result = check([tmp_path])
     assert result.analysis is not None, [p.format() for p in result.problems]
@@ -189,7 +180,7 @@ def test_sweep_weights_and_weighted_means():
 
 
 def test_the_example_decode_sweep(capsys, monkeypatch):
-    result = check([ROOT / "specs"])
+    result = check([ATTENTION])
     assert result.analysis is not None
     case = next(c for c in result.analysis.cases if c.case.id == "attention")
     naive, flash = (next(r for r in v.launches if r.kernel == "decode") for v in case.variants)
@@ -215,8 +206,8 @@ def test_the_example_decode_sweep(capsys, monkeypatch):
 
 
 def test_sweep_in_the_json_and_the_chart(capsys, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    assert main(["analyze", "--format", "json", "-q", "specs"]) == 0
+    monkeypatch.chdir(ATTENTION.parent)
+    assert main(["analyze", "--format", "json", "-q", ATTENTION.name]) == 0
     doc = json.loads(capsys.readouterr().out)
     case = next(c for c in doc["cases"] if c["id"] == "attention")
     decode = case["variants"][1]["launches"][1]
@@ -228,7 +219,7 @@ def test_sweep_in_the_json_and_the_chart(capsys, monkeypatch):
     from roofgen.charts import hierarchical_chart
     from roofgen.site.charts import case_chart_inputs
 
-    result = check([ROOT / "specs"])
+    result = check([ATTENTION])
     assert result.analysis is not None
     attention = next(c for c in result.analysis.cases if c.case.id == "attention")
     ((_, inp),) = case_chart_inputs(attention, result.specs.machines)
@@ -265,7 +256,7 @@ def test_sweep_checks_are_located(tmp_path, capsys, monkeypatch):
         "          - {shape: {n: 1000}, weight: 1, measurement: {time: 1 us}}\n"
         "          - {shape: {rows: 2}, measurement: {time: 2 us}}\n"
     )
-    (tmp_path / "machine.yaml").write_text(MACHINE, encoding="utf-8")
+    (tmp_path / "machine.yaml").write_text(GPU_MACHINE_YAML, encoding="utf-8")
     (tmp_path / "case.yaml").write_text(SWEEP_CASE.format(launch=launch), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     assert main(["check", "."]) == 1
@@ -291,7 +282,7 @@ def test_a_sweep_point_is_checked_like_a_measurement(tmp_path, capsys, monkeypat
         "          - {shape: {n: 1000}, measurement: {time: {median: 1 us, warmup: 0}}}\n"
         "          - {shape: {n: 2000}, measurement: {time: 2 us, bytes: {dram: 1 MB}}}\n"
     )
-    (tmp_path / "machine.yaml").write_text(MACHINE, encoding="utf-8")
+    (tmp_path / "machine.yaml").write_text(GPU_MACHINE_YAML, encoding="utf-8")
     (tmp_path / "case.yaml").write_text(SWEEP_CASE.format(launch=launch), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     assert main(["check", "."]) == 1
@@ -317,7 +308,7 @@ def hygiene(tmp_path: Path, time: str, method: str = "{gpu: G, driver: '1', cloc
         f"          time: {time}\n"
         "          flops: {vector: {fp32: 1e9 FLOP}}\n          bytes: {hbm: 0.8 GB}\n"
     )
-    (tmp_path / "machine.yaml").write_text(MACHINE, encoding="utf-8")
+    (tmp_path / "machine.yaml").write_text(GPU_MACHINE_YAML, encoding="utf-8")
     (tmp_path / "case.yaml").write_text(case, encoding="utf-8")
     result = check([tmp_path])
     return {p.code: (p.severity.value, p.message) for p in result.problems}
@@ -349,7 +340,7 @@ def test_the_case_page_marks_the_figures_a_finding_weakens(tmp_path):
     from roofgen.site.context import build_context
     from roofgen.site.pages import RenderedChart, render_pages
 
-    (tmp_path / "machine.yaml").write_text(MACHINE, encoding="utf-8")
+    (tmp_path / "machine.yaml").write_text(GPU_MACHINE_YAML, encoding="utf-8")
     time = "{median: 1 ms, q1: 0.5 ms, q3: 1.5 ms, repeats: 100, warmup: 10}"
     hygiene(tmp_path, time)
     result = check([tmp_path])

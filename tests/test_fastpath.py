@@ -52,7 +52,7 @@ def test_validators_loaded_from_the_cache_agree_with_jsonschema(doc, kind, valid
 
 
 def test_the_compiled_validator_is_written_once_and_damage_is_ignored(tmp_path) -> None:
-    doc, _ = load_file(ROOT / "specs" / "machines" / "h100-sxm.yaml")
+    doc, _ = load_file(ROOT / "tests" / "cases" / "valid" / "h100-attention" / "h100-sxm.yaml")
     assert doc is not None
     fastpath.compiled("machine", tmp_path)
     (entry,) = (tmp_path / "validators").glob("machine-*.marshal")

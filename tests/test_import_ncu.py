@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "ncu"
 SGEMM = DATA / "01_sgemm.csv"
 SAXPY = DATA / "05_saxpy.csv"
+VECTOR_ADD = ROOT / "tests" / "cases" / "valid" / "a100-kernels" / "vector-add.yaml"
 
 FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
 HFMA = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum"
@@ -219,7 +220,7 @@ def test_missing_time_cannot_be_partial(tmp_path, capsys):
 
 def test_into_only_adds_lines(tmp_path, capsys):
     case = tmp_path / "vector-add.yaml"
-    shutil.copyfile(ROOT / "specs" / "cases" / "vector-add.yaml", case)
+    shutil.copyfile(VECTOR_ADD, case)
     before = case.read_text("utf-8")
     args = [
         "import",
@@ -254,7 +255,7 @@ def test_into_only_adds_lines(tmp_path, capsys):
 
 def test_into_keeps_crlf_and_adds_a_machine(tmp_path, capsys):
     case = tmp_path / "c.yaml"
-    text = (ROOT / "specs" / "cases" / "vector-add.yaml").read_text("utf-8")
+    text = (VECTOR_ADD).read_text("utf-8")
     case.write_bytes(text.replace("\n", "\r\n").encode("utf-8"))
     args = [
         "import",

@@ -20,9 +20,7 @@ from typing import Any
 import pytest
 from browser import WatchedPage, wait_for_charts
 
-from roofgen.analysis.bounds import Thresholds
 from roofgen.cli import main
-from roofgen.config import Settings
 from roofgen.site import build_site
 from roofgen.site.build import MARKER
 
@@ -135,18 +133,6 @@ variants:
 """
 
 
-def _settings(root: Path) -> Settings:
-    return Settings(
-        root=root,
-        file=None,
-        specs=(root / "specs",),
-        output=root / "site",
-        rules=None,
-        thresholds=Thresholds(),
-        site={"name": "Hostile"},
-    )
-
-
 def _write(folder: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
@@ -155,12 +141,12 @@ def _write(folder: Path, files: dict[str, str]) -> Path:
 
 
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def hostile(tmp_path_factory: pytest.TempPathFactory, make_settings: Any) -> Path:
     """The site built (strict) from a machine and a case with payloads everywhere."""
     root = tmp_path_factory.mktemp("hostile")
     specs = _write(root / "specs", {"machines/evil.yaml": MACHINE, "cases/evil.yaml": CASE})
-    result = build_site([specs], _settings(root), root / "site", cache_dir=root / "cache",
-                        strict=True)  # fmt: skip
+    settings = make_settings(root, name="Hostile")
+    result = build_site([specs], settings, root / "site", cache_dir=root / "cache", strict=True)
     assert result.ok, [p.format() for p in result.problems]
     return root
 
@@ -326,7 +312,7 @@ RESERVED = ("assets", "search", "404", "index", "con", "nul", "sitemap.xml", "in
 
 
 @pytest.mark.slow
-def test_ids_named_like_site_files_cannot_collide(tmp_path: Path) -> None:
+def test_ids_named_like_site_files_cannot_collide(tmp_path: Path, make_settings: Any) -> None:
     """The id pattern forbids '/', and pages live under cases/ID/ and machines/ID/, so
     an id like 'assets', 'search', '404' or 'index.html' stays in its own folder."""
     machine = (MINIMAL / "machine.yaml").read_text(encoding="utf-8")
@@ -343,8 +329,8 @@ def test_ids_named_like_site_files_cannot_collide(tmp_path: Path) -> None:
         )
     specs = _write(tmp_path / "specs", files)
     output = tmp_path / "out" / "site"
-    result = build_site([specs], _settings(tmp_path), output, cache_dir=tmp_path / "cache",
-                        strict=True)  # fmt: skip
+    settings = make_settings(tmp_path, name="Hostile")
+    result = build_site([specs], settings, output, cache_dir=tmp_path / "cache", strict=True)
     assert result.ok, [p.format() for p in result.problems]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["site"]
     for ident in RESERVED:

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -25,6 +27,7 @@ def test_ruff_format():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow  # ~20 s
 def test_mypy():
     result = _run("mypy", "roofgen")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -10,6 +10,7 @@ Every case ends the same way: ``roofgen check`` returns 1, prints located messag
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
@@ -431,6 +432,29 @@ def test_a_folder_passed_to_the_file_loader_is_named(tmp_path):
 
 
 def test_an_unreadable_file(tmp_path, monkeypatch, capsys):
+    """The file is there and regular, but opening it fails as for another user's file.
+    Simulated (root reads a chmod 000 file), so that it runs as root too, as in CI."""
+    specs = minimal_specs(tmp_path / "specs")
+    locked = specs / "locked.yaml"
+    locked.write_text((MINIMAL / "machine.yaml").read_text(encoding="utf-8"), "utf-8")
+    real_open = Path.open
+    refused: list[Path] = []
+
+    def open_(self: Path, *args, **kwargs):
+        if self.resolve() == locked.resolve():
+            refused.append(self)
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", open_)
+    status, lines, _, _ = check([specs], tmp_path, monkeypatch, capsys)
+    assert refused, "the loader never opened the file"
+    assert status == 1
+    assert lines == ["specs/locked.yaml: cannot read the file: Permission denied"]
+
+
+def test_a_file_without_read_permission(tmp_path, monkeypatch, capsys):
+    """The same on disk: chmod 000 (root and CAP_DAC_OVERRIDE read it anyway)."""
     specs = minimal_specs(tmp_path / "specs")
     locked = specs / "locked.yaml"
     locked.write_text((MINIMAL / "machine.yaml").read_text(encoding="utf-8"), "utf-8")

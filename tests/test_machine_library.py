@@ -255,19 +255,16 @@ def test_analyze_sees_library_machines(tmp_path, capsys):
     assert "b200-sxm" in json.dumps(report)
 
 
-def test_build_sees_library_machines(tmp_path):
+@pytest.mark.slow
+def test_build_sees_library_machines(tmp_path, make_settings):
     pytest.importorskip("altair")
     pytest.importorskip("jinja2")
-    from roofgen.analysis.bounds import Thresholds
-    from roofgen.config import Settings
     from roofgen.site.build import build_site
 
     specs = tmp_path / "specs"
     specs.mkdir()
     (specs / "case.yaml").write_text(_case("[{id: mi250x, version: 1}]", unit="vector"))
-    settings = Settings(
-        tmp_path, None, (specs,), tmp_path / "site", None, Thresholds(), {"name": "Library"}
-    )
+    settings = make_settings(tmp_path, name="Library")
     result = build_site(
         [specs], settings, tmp_path / "out", markdown_only=True, cache_dir=tmp_path / "cache"
     )

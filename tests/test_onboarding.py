@@ -25,6 +25,7 @@ from roofgen.spec.yamltext import first_sentence
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIAL = ROOT / "templates" / "guide" / "first-case.md"
 SGEMM = ROOT / "tests" / "data" / "ncu" / "01_sgemm.csv"
+A100_KERNELS = ROOT / "tests" / "cases" / "valid" / "a100-kernels"  # vector-add, softmax-fusion
 
 
 @pytest.fixture(autouse=True)
@@ -289,8 +290,8 @@ def test_new_case_from_an_ncu_export(project, capsys):
 
 
 def test_explain_text(capsys, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    status, out, err = run(["explain", "vector-add/add", "-q"], capsys)
+    monkeypatch.chdir(A100_KERNELS)
+    status, out, err = run(["explain", "vector-add/add", ".", "-q"], capsys)
     assert status == 0, err
     for words in (
         "vector-add/add/baseline on a100-40gb-sxm",
@@ -305,14 +306,16 @@ def test_explain_text(capsys, monkeypatch):
         "vectorised: 2.33 ms  1.06x vs baseline",
     ):  # fmt: skip
         assert words in out, words
-    status, out, _ = run(["explain", "vector-add/add/vectorised", "-q"], capsys)
+    status, out, _ = run(["explain", "vector-add/add/vectorised", ".", "-q"], capsys)
     assert status == 0
     assert "add/vectorised" in out and "add/baseline" not in out and "vs baseline" not in out
 
 
 def test_explain_json(capsys, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    status, out, _ = run(["explain", "softmax-fusion/softmax", "--format", "json", "-q"], capsys)
+    monkeypatch.chdir(A100_KERNELS)
+    status, out, _ = run(
+        ["explain", "softmax-fusion/softmax", ".", "--format", "json", "-q"], capsys
+    )
     assert status == 0
     doc = json.loads(out)
     assert doc["roofgen_output"] == 1 and doc["case"] == "softmax-fusion"
@@ -337,22 +340,22 @@ def test_explain_json(capsys, monkeypatch):
 
 
 def test_explain_all_variants_with_speedups(capsys, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    status, out, _ = run(["explain", "vector-add/add", "--format", "json", "-q"], capsys)
+    monkeypatch.chdir(A100_KERNELS)
+    status, out, _ = run(["explain", "vector-add/add", ".", "--format", "json", "-q"], capsys)
     doc = json.loads(out)
     speedups = [v["speedup_vs_first"] for v in doc["variants"]]
     assert speedups[0] == 1.0 and speedups[1] == pytest.approx(2.478 / 2.334)
 
 
 def test_explain_says_what_exists(capsys, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    status, _, err = run(["explain", "vector-add/nope", "-q"], capsys)
+    monkeypatch.chdir(A100_KERNELS)
+    status, _, err = run(["explain", "vector-add/nope", ".", "-q"], capsys)
     assert status == 1 and "has no kernel 'nope' (kernels: add)" in err
-    status, _, err = run(["explain", "nope/add", "-q"], capsys)
+    status, _, err = run(["explain", "nope/add", ".", "-q"], capsys)
     assert status == 1 and "no case 'nope'" in err
-    status, _, err = run(["explain", "vector-add/add/nope", "-q"], capsys)
+    status, _, err = run(["explain", "vector-add/add/nope", ".", "-q"], capsys)
     assert status == 1 and "no variant 'nope'" in err
-    assert run(["explain", "vector-add", "-q"], capsys)[0] == 2
+    assert run(["explain", "vector-add", ".", "-q"], capsys)[0] == 2
 
 
 def test_explain_without_measured_work_says_what_is_unknown(tmp_path, capsys, monkeypatch):

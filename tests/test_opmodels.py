@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from specdata import GPU_MACHINE_YAML, a100_machine
 
 from roofgen.analysis.analyse import analyse
 from roofgen.analysis.plausibility import check as plausibility_check
@@ -161,22 +162,6 @@ def test_unknown_shape_keys_name_the_valid_keys():
     }  # fmt: skip
 
 
-MACHINE = """\
-roofgen: 1
-kind: machine
-id: gpu
-name: GPU
-clocks: {sm: 1000 MHz}
-compute:
-  - {id: tensor, kind: tensor, peaks: {bf16: 100 TFLOP/s}}
-  - {id: fp32, kind: fp32, peaks: {fp32: 10 TFLOP/s}}
-  - {id: sfu, kind: sfu, peaks: {transcendental: 1 TOP/s}}
-memory:
-  - {id: hbm, role: device, bandwidth: 1 TB/s}
-  - {id: l2, role: llc, bandwidth: 4 TB/s}
-"""
-
-
 def case_yaml(kernel: str, measurement: str, extra: str = "") -> str:
     return f"""\
 roofgen: 1
@@ -195,7 +180,7 @@ variants:
 
 
 def write(tmp_path: Path, case: str) -> Path:
-    (tmp_path / "machine.yaml").write_text(MACHINE, encoding="utf-8")
+    (tmp_path / "machine.yaml").write_text(GPU_MACHINE_YAML, encoding="utf-8")
     (tmp_path / "case.yaml").write_text(case, encoding="utf-8")
     return tmp_path
 
@@ -265,13 +250,6 @@ def test_modelled_values_in_the_json(tmp_path, capsys, monkeypatch):
 
 # --------------------------------------------------------------------------- plausibility
 
-A100: dict[str, Any] = {
-    "id": "a100",
-    "name": "A100",
-    "clocks": {"sm": "1410 MHz"},
-    "compute": [{"id": "tensor", "kind": "tensor", "peaks": {"bf16": "312 TFLOP/s"}}],
-    "memory": [{"id": "hbm", "name": "HBM", "role": "device", "bandwidth": "1.555 TB/s"}],
-}
 GOOD = {"median": "1 ms", "q1": "0.99 ms", "q3": "1.01 ms", "repeats": 100, "warmup": 10}
 
 
@@ -296,7 +274,7 @@ def findings(hbm: float, accepted: dict[str, str] | None = None) -> dict[str, tu
         ],
         "variants": [{"id": "v", "launches": [{"kernel": "k", "measurement": measurement}]}],
     }
-    specs = Specs({"a100": build.machine(A100)}, (build.case(case),))
+    specs = Specs({"a100": build.machine(a100_machine())}, (build.case(case),))
     found = plausibility_check(specs, analyse(specs), shipped_rules())
     return {f.rule: (f.severity, f.message) for f in found}
 

@@ -118,13 +118,12 @@ def test_a_build_from_a_script_without_a_main_guard(tmp_path: Path) -> None:
     assert (tmp_path / "site" / "index.html").is_file()
 
 
-def test_a_build_with_nothing_changed_starts_no_renderer(tmp_path: Path, monkeypatch) -> None:
-    from roofgen.analysis.bounds import Thresholds
-    from roofgen.config import Settings
+def test_a_build_with_nothing_changed_starts_no_renderer(
+    tmp_path: Path, monkeypatch, make_settings
+) -> None:
     from roofgen.site import build_site
 
-    settings = Settings(root=tmp_path, file=None, specs=(MINIMAL,), output=tmp_path / "site",
-                        rules=None, thresholds=Thresholds(), site={"name": "Warm"})  # fmt: skip
+    settings = make_settings(tmp_path, name="Warm", specs=[MINIMAL])
     first = build_site([MINIMAL], settings, tmp_path / "site", cache_dir=tmp_path / "c")
     assert first.ok and first.chart_stats.svgs_rendered > 0
     started: list[int] = []

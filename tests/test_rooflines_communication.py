@@ -16,25 +16,6 @@ from roofgen.spec import build
 
 MiB = 2**20
 
-A100: dict[str, Any] = {
-    "id": "a100",
-    "name": "A100",
-    "clocks": {"sm": "1410 MHz"},
-    "compute": [{"id": "tensor", "kind": "tensor", "peaks": {"bf16": "312 TFLOP/s"}}],
-    "memory": [{"id": "hbm", "role": "device", "bandwidth": "1.555 TB/s"}],
-    # The datasheet's 600 GB/s NVLink is the two-way total: 300 GB/s each way.
-    "links": [
-        {
-            "id": "nvlink",
-            "kind": "nvlink",
-            "bandwidth_per_direction": "300 GB/s",
-            "latency": "3 us",
-        },
-        {"id": "pcie", "kind": "pcie", "bandwidth_per_direction": "32 GB/s"},
-    ],
-    "issue": {"sms": 108, "schedulers_per_sm": 4},
-}
-
 
 def _c(kind: str, size: float, ranks: int, **kw: Any) -> Collective:
     return Collective(kind, size, ranks, "nvlink", **kw)
@@ -61,9 +42,9 @@ def test_in_network_reduction_factor_comes_from_the_spec():
     assert bus_factor(_c("all-reduce", 1.0, 1)) == 0.0  # one rank sends nothing
 
 
-def test_a100_nvlink_all_reduce_of_64_mib_over_8_ranks():
+def test_a100_nvlink_all_reduce_of_64_mib_over_8_ranks(a100):
     """2 x 7/8 x 64 MiB / 300 GB/s + 3 us = 391.47 + 3 = 394.47 us."""
-    machine = build.machine(A100)
+    machine = build.machine(a100)
     link = machine.link("nvlink")
     assert link is not None
     c = _c("all-reduce", 64 * MiB, 8)
@@ -97,8 +78,8 @@ def test_a100_nvlink_all_reduce_of_64_mib_over_8_ranks():
     assert bounds.bound_s == pytest.approx(expected)
 
 
-def test_latency_and_bandwidth_regimes():
-    machine = build.machine(A100)
+def test_latency_and_bandwidth_regimes(a100):
+    machine = build.machine(a100)
     link = machine.link("nvlink")
     assert link is not None
     assert half_bandwidth_size(link, 300e9) == pytest.approx(900e3)  # 3 us x 300 GB/s
@@ -118,8 +99,8 @@ def test_latency_and_bandwidth_regimes():
     assert large.bound_s == pytest.approx(3e-6 + 7 / 8 * 64 * MiB / 300e9)
 
 
-def test_link_bytes_per_direction_busier_one_binds():
-    machine = build.machine(A100)
+def test_link_bytes_per_direction_busier_one_binds(a100):
+    machine = build.machine(a100)
     m = {"time": "1 ms", "link_bytes": {"nvlink": {"out": "3 GB", "in": "1.5 GB"}}}
     bounds = launch_bounds(machine, Launch("k", 1, build.measurement(m)))
     assert bounds.seconds["link.nvlink"] == pytest.approx(10e-3)  # 3 GB / 300 GB/s
@@ -135,23 +116,23 @@ GEMM_AND_ALL_REDUCE: dict[str, Any] = {
 }  # 3 us + 89.1e6 / 300e9 = 300 us
 
 
-def test_overlapped_communication_joins_the_max():
-    machine = build.machine(A100)
+def test_overlapped_communication_joins_the_max(a100):
+    machine = build.machine(a100)
     bounds = launch_bounds(machine, Launch("k", 1, build.measurement(GEMM_AND_ALL_REDUCE), True))
     assert bounds.seconds["link.nvlink"] == pytest.approx(300e-6)
     assert bounds.bound_s == pytest.approx(300e-6)
     assert bounds.serial_s == pytest.approx(600e-6)
 
 
-def test_communication_without_overlap_adds_to_compute():
-    machine = build.machine(A100)
+def test_communication_without_overlap_adds_to_compute(a100):
+    machine = build.machine(a100)
     bounds = launch_bounds(machine, Launch("k", 1, build.measurement(GEMM_AND_ALL_REDUCE), False))
     assert bounds.added == ("link.nvlink",)
     assert bounds.bound_s == pytest.approx(200e-6 + 300e-6)  # compute then communication
 
 
-def test_overlapped_collective_takes_sms_from_compute():
-    machine = build.machine(A100)
+def test_overlapped_collective_takes_sms_from_compute(a100):
+    machine = build.machine(a100)
     m = dict(GEMM_AND_ALL_REDUCE)
     m["collectives"] = [{**m["collectives"][0], "sms": 27}]  # a quarter of 108 SMs
     overlapped = launch_bounds(machine, Launch("k", 1, build.measurement(m), True))

@@ -35,20 +35,6 @@ H100: dict[str, Any] = {
     "memory": [{"id": "hbm", "role": "device", "bandwidth": "3.35 TB/s"}],
 }
 
-A100: dict[str, Any] = {
-    "id": "a100",
-    "name": "A100",
-    "clocks": {"sm": "1410 MHz"},
-    "compute": [
-        {
-            "id": "tensor",
-            "kind": "tensor",
-            "peaks": {"bf16": "312 TFLOP/s", "int8": "624 TOP/s", "bf16-sparse": "624 TFLOP/s"},
-        },
-    ],
-    "memory": [{"id": "hbm", "role": "device", "bandwidth": "1.555 TB/s"}],
-}
-
 
 def _launch(m: dict[str, Any]) -> Launch:
     return Launch("k", 1, build.measurement(m))
@@ -92,8 +78,8 @@ GEMM_WORK = {
 }
 
 
-def test_no_fp8_on_a100_and_what_int8_would_give():
-    machine = build.machine(A100)
+def test_no_fp8_on_a100_and_what_int8_would_give(a100):
+    machine = build.machine(a100)
     launch = _launch(GEMM_WORK)
     bounds = launch_bounds(machine, launch)
     assert bounds.bound_s == pytest.approx(2 * 8192**3 / 312e12)  # 3.524 ms, tensor-bound
@@ -149,8 +135,8 @@ def test_byte_scale_keeps_accumulators_and_fp32_statistics():
     assert byte_scale(tf32, "tf32", "bf16") == pytest.approx(1.0)  # TF32 is stored as FP32
 
 
-def test_sparse_points_executed_against_dense_dense_equivalent_against_sparse():
-    machine = build.machine(A100)
+def test_sparse_points_executed_against_dense_dense_equivalent_against_sparse(a100):
+    machine = build.machine(a100)
     m = build.measurement(
         {
             "time": "4 ms",

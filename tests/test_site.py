@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pngread import drawn_share, read_png
+from specdata import make_settings
 
-from roofgen.analysis.bounds import Thresholds
 from roofgen.api import check
 from roofgen.charts import RooflineInput, hierarchical_chart
 from roofgen.cli import main
-from roofgen.config import Settings, load_settings
+from roofgen.config import load_settings
 from roofgen.site import build_site
 from roofgen.site.advice import recommendations
 from roofgen.site.build import MARKER, BuildResult
@@ -234,18 +235,6 @@ def write_specs(folder: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return folder
-
-
-def make_settings(root: Path, **site: Any) -> Settings:
-    return Settings(
-        root=root,
-        file=None,
-        specs=(root / "specs",),
-        output=root / "site",
-        rules=None,
-        thresholds=Thresholds(),
-        site={"name": "Test site", **site},
-    )
 
 
 def build(specs: Path, output: Path, **options: Any) -> BuildResult:
@@ -859,8 +848,13 @@ def test_chart_command_writes_each_format(tmp_path: Path, small: Path) -> None:
         assert status == 0 and out.stat().st_size > 0, suffix
     spec = json.loads((tmp_path / "alpha.json").read_text(encoding="utf-8"))
     assert {p["variant"] for p in spec["datasets"]["points"]} == {"before"}
-    assert (tmp_path / "alpha.svg").read_text(encoding="utf-8").startswith("<svg")
-    assert (tmp_path / "alpha.png").read_bytes().startswith(b"\x89PNG")
+    svg = (tmp_path / "alpha.svg").read_text(encoding="utf-8")
+    assert svg.startswith("<svg")
+    size = re.search(r'<svg[^>]* width="(\d+)" height="(\d+)"', svg)
+    assert size, "the SVG states its size"
+    width, height, _, _ = read_png((tmp_path / "alpha.png").read_bytes())
+    assert (width, height) == (2 * int(size.group(1)), 2 * int(size.group(2)))  # scale 2
+    assert drawn_share((tmp_path / "alpha.png").read_bytes()) > 0.01
     out = tmp_path / "alpha.svg"
     assert main(["chart", str(small), "--kernel", "alpha/scale", "-o", str(out), "-q"]) == 1
     assert main(["chart", str(small), "--kernel", "alpha/scale/before", "-o", str(out),

@@ -11,11 +11,9 @@ from typing import Any
 import pytest
 from browser import WatchedPage, wait_for_charts
 
-from roofgen.analysis.bounds import Thresholds
 from roofgen.api import check
 from roofgen.charts import RooflineInput, roof_text
 from roofgen.charts.kinds import CHART_KINDS, chart_kind
-from roofgen.config import Settings
 from roofgen.site import build_site
 from roofgen.site.context import SiteContext, build_context
 
@@ -25,24 +23,14 @@ EXAMPLES = REPO / "specs"
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def _settings(root: Path) -> Settings:
-    return Settings(
-        root=root,
-        file=None,
-        specs=(root / "specs",),
-        output=root / "site",
-        rules=None,
-        thresholds=Thresholds(),
-        site={"name": "Example cases"},
-    )
-
-
 @pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SiteContext]:
+def example(
+    tmp_path_factory: pytest.TempPathFactory, make_settings: Any
+) -> tuple[Path, SiteContext]:
     """The example site, built, and the contexts its pages came from."""
     root = tmp_path_factory.mktemp("browser-site")
     shutil.copytree(EXAMPLES, root / "specs")
-    settings = _settings(root)
+    settings = make_settings(root, name="Example cases")
     result = build_site([root / "specs"], settings, root / "site", strict=True)
     assert result.ok, [p.format() for p in result.problems]
     checked = check([root / "specs"], thresholds=settings.thresholds)

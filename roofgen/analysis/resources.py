@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from roofgen.analysis.bounds import dynamic_energy_j, level_bytes, resources
 from roofgen.analysis.inputs import LaunchInputs, is_integer_work
 from roofgen.model import Machine, Measurement
+from roofgen.resources import why_unknown
 from roofgen.units import fmt_si
 
-__all__ = ["ResourceUse", "ResourceView", "resource_demand", "why_unknown"]
+__all__ = ["ResourceUse", "ResourceView", "resource_demand"]
 
 
 @dataclass(frozen=True)
@@ -74,26 +75,6 @@ def resource_demand(
         count = (m.launches or 0) + (m.syncs or 0)
         return float(count), "launch", "", f"{m.launches or 0} launch(es), {m.syncs or 0} sync(s)"
     return None, "", "", ""
-
-
-def why_unknown(resource: str, machine: Machine) -> str:
-    """What a resource without demand data is missing, in the spec's words."""
-    kind, _, ident = resource.partition(".")
-    if kind == "compute":
-        return "no FLOP counts (measurement.flops)"
-    if kind == "memory":
-        return f"no bytes for this level (measurement.bytes.{ident})"
-    if kind == "link":
-        return f"no link bytes or collectives (measurement.link_bytes.{ident}, collectives)"
-    if resource == "issue":
-        return "no instruction count (measurement.instructions)"
-    if resource == "power":
-        if machine.power is not None and not machine.power.energy_per_flop_j:
-            return "the machine has no energy coefficients (power.energy_per_flop, energy_per_byte)"
-        return "needs FLOPs, bytes and the machine's energy coefficients"
-    if resource == "launch":
-        return "no launch or sync counts (measurement.launches, syncs)"
-    return "no demand data"
 
 
 def _capacity(

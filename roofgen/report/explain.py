@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from roofgen.advice import Advice, Recommendation
 from roofgen.analysis.analyse import Analysis, CaseResult, LaunchResult, VariantResult
-from roofgen.analysis.bounds import Thresholds, dynamic_energy_j, level_bytes, resources
-from roofgen.model import Launch, Machine, Measurement, Specs
-from roofgen.resources import kind_of, resource_names, why_unknown
-from roofgen.units import fmt_si
+from roofgen.analysis.bounds import Thresholds
+from roofgen.analysis.resources import ResourceUse, ResourceView
+from roofgen.model import Launch, Machine, Specs
+from roofgen.resources import resource_names
 
 __all__ = [
     "ExplainError",
@@ -137,69 +137,25 @@ def explain(
 
 def _launch(r: LaunchResult, machine: Machine, launch: Launch, names: Mapping[str, str],
             advice: Advice) -> LaunchExplanation:  # fmt: skip
-    rows = tuple(_row(res, r, machine, launch.measurement, names) for res in resources(machine))
+    rows = tuple(_row(use, r, names) for use in r.get(ResourceView).resources)
     return LaunchExplanation(
         r, machine, launch, rows, advice.for_launch(r.case, r.variant, r.index)
     )
 
 
-def _row(resource: str, r: LaunchResult, machine: Machine, m: Measurement,
-         names: Mapping[str, str]) -> ResourceRow:  # fmt: skip
-    seconds = r.bound_s.get(resource)
-    demand, unit, rate_unit, note = _demand(resource, machine, m)
-    capacity = None
-    if resource == "launch":
-        capacity = None  # launches and syncs cost different times: no single rate
-    elif seconds is not None and demand is not None and demand > 0 and seconds > 0:
-        capacity = demand / seconds
-    elif resource.startswith("link.") and seconds is not None:
-        link = machine.link(resource.removeprefix("link."))
-        capacity = link.bandwidth_per_direction.value() if link else None
+def _row(use: ResourceUse, r: LaunchResult, names: Mapping[str, str]) -> ResourceRow:
+    resource = use.resource
     role = "binds" if resource == r.binding else "runner-up" if resource == r.runner_up else ""
-    if seconds is None:
-        note = why_unknown(resource, machine)
     return ResourceRow(
         resource=resource,
         name=names.get(resource, resource),
-        demand=demand if seconds is not None else None,
-        demand_unit=unit,
-        capacity=capacity,
-        capacity_unit=rate_unit,
-        seconds=seconds,
-        datasheet_seconds=r.bounds_datasheet_s.get(resource),
-        share_of_measured=seconds / r.time_s if seconds is not None and r.time_s else None,
+        demand=use.demand,
+        demand_unit=use.demand_unit,
+        capacity=use.capacity,
+        capacity_unit=use.capacity_unit,
+        seconds=use.seconds,
+        datasheet_seconds=use.datasheet_seconds,
+        share_of_measured=use.share_of_measured,
         role=role,
-        note=note,
+        note=use.note if use.known else use.why_unknown,
     )
-
-
-def _demand(resource: str, machine: Machine, m: Measurement) -> tuple[float | None, str, str, str]:
-    """(demand, its unit, the capacity's unit, a note) of one resource."""
-    kind = kind_of(resource)
-    ident = resource.partition(".")[2]
-    unit, rate_unit = kind.demand_unit, kind.capacity_unit
-    if kind.kind == "compute":
-        work = (m.flops or {}).get(ident, {})
-        ints = [p for p in work if p.startswith("int") or p == "transcendental"]
-        unit = "OP" if work and len(ints) == len(work) else unit
-        note = ", ".join(f"{p} {fmt_si(v, 'OP' if p in ints else 'FLOP')}" for p, v in work.items())
-        return sum(work.values()), unit, f"{unit}/s", note if len(work) > 1 else ""
-    if kind.kind == "memory":
-        level = machine.level(ident)
-        return level_bytes(level, m) if level is not None else None, unit, rate_unit, ""
-    if kind.kind == "link":
-        out_b, in_b = (m.link_bytes or {}).get(ident, (0.0, 0.0))
-        count = sum(1 for c in m.collectives if c.link == ident)
-        note = f"one way; plus {count} collective(s) and the link latency" if count else "one way"
-        return max(out_b, in_b), unit, rate_unit, note
-    if kind.kind == "issue":
-        return m.instructions, unit, rate_unit, "warp instructions"
-    if kind.kind == "power":
-        return (
-            dynamic_energy_j(machine, m),
-            unit,
-            rate_unit,
-            "dynamic energy over the power above idle",
-        )
-    count = (m.launches or 0) + (m.syncs or 0)
-    return float(count), unit, rate_unit, f"{m.launches or 0} launch(es), {m.syncs or 0} sync(s)"

@@ -20,7 +20,6 @@ MAX_LINES = 500
 # may have. An entry may only shrink or go; a module not listed may not pass 500.
 OVER_LIMIT: dict[str, tuple[int, str]] = {
     "roofgen/report/explain.py": (533, "to split: the explanation apart from its text and JSON"),
-    "roofgen/site/build.py": (525, "to split: the stages apart from the atomic swap"),
     "roofgen/site/context.py": (663, "to split: page builders by page"),
     "roofgen/analysis/rooflines.py": (688, "to split: one module per roofline kind"),
 }

@@ -18,11 +18,7 @@ MAX_LINES = 500
 
 # A ratchet: modules still over MAX_LINES, each with its reason and the most lines it
 # may have. An entry may only shrink or go; a module not listed may not pass 500.
-OVER_LIMIT: dict[str, tuple[int, str]] = {
-    "roofgen/site/assets.py": (585, "to split: its JavaScript belongs in asset files"),
-    "roofgen/site/build.py": (525, "to split: the stages apart from the atomic swap"),
-    "roofgen/charts/hierarchical.py": (771, "to split: rows, layers and formatting"),
-}
+OVER_LIMIT: dict[str, tuple[int, str]] = {}
 
 
 def _contracts() -> list[dict]:

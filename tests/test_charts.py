@@ -26,9 +26,6 @@ from roofgen.charts import (
     RoofLine,
     RooflineInput,
     derive_arrows,
-    format_bandwidth,
-    format_flops,
-    format_intensity,
     hierarchical_chart,
     stabilise_svg_ids,
     to_html,
@@ -148,16 +145,6 @@ def test_inputs_reject_bad_values() -> None:
         ChartPoint("c", "k", "v", "HBM", "device", math.nan, 1e9, None, "x", None)
     with pytest.raises(ValueError, match="unique"):
         RooflineInput("t", (V100_ROOFS[0], V100_ROOFS[0]), ())
-
-
-def test_formatting() -> None:
-    assert format_flops(312e12) == "312 TFLOP/s"
-    assert format_flops(7068.86e9) == "7.07 TFLOP/s"
-    assert format_flops(999.96e9) == "1.00 TFLOP/s"
-    assert format_flops(10e9) == "10.0 GFLOP/s"
-    assert format_bandwidth(1.5552e12) == "1.56 TB/s"
-    assert format_bandwidth(828.758e9) == "829 GB/s"
-    assert format_intensity(0.865326481) == "0.865 FLOP/B"
 
 
 # ------------------------------------------------------------------------ the spec dict

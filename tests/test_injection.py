@@ -295,7 +295,7 @@ def test_analyze_json_carries_names_as_data(tmp_path: Path, monkeypatch, capsys)
 def test_vega_expressions_escape_every_name() -> None:
     """Names go into Vega expressions (legend labels) as string literals; quotes,
     backslashes and line breaks must not end the string early."""
-    from roofgen.charts.hierarchical import _js
+    from roofgen.charts.common import js_string as _js
 
     for name in ("a'b", "a\\", "a\\'", "line\nbreak", "\u2028", "x' + alert(1) + '"):
         literal = f"'{_js(name)}'"

@@ -1,4 +1,4 @@
-"""Helpers shared by the roofline charts other than the hierarchical one.
+"""Helpers shared by the roofline charts.
 
 Every chart is built from explicit Altair objects over named data; the rows are attached
 to the dict after ``to_dict(validate=False)``, and nothing is validated here (the tests
@@ -9,22 +9,24 @@ views (whose scales are renamed).
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import altair as alt
 
-from roofgen.charts.hierarchical import FONT, _js, format_si
+from roofgen.units import SI_PREFIXES, TIME_PREFIXES
 
 __all__ = [
+    "FONT",
     "OKABE_ITO",
     "config",
     "decade_label",
     "diagonal_angle",
-    "legend_names",
     "finish",
-    "format_time",
+    "js_string",
+    "legend_names",
     "log_axis",
     "log_domain",
     "log_samples",
@@ -44,8 +46,17 @@ OKABE_ITO = (
     "#F0E442",
     "#999999",
 )
-_SI = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
-_SMALL = ((1.0, ""), (1e-3, "m"), (1e-6, "u"), (1e-9, "n"), (1e-12, "p"))
+FONT = "sans-serif"
+#: The prefixes that Vega label expressions write (none below 1 but for times).
+_SI = tuple((factor, prefix) for factor, prefix in SI_PREFIXES if prefix)
+_SMALL = tuple(TIME_PREFIXES)
+
+
+def js_string(text: str) -> str:
+    """``text`` for a single-quoted string in a Vega expression: JSON escapes (line
+    breaks, U+2028, control characters as \\uXXXX) and an escaped quote, so no name
+    can end the string early or break the expression."""
+    return json.dumps(text)[1:-1].replace("'", "\\'")
 
 
 def named(name: str) -> alt.Chart:
@@ -123,18 +134,8 @@ def diagonal_angle(
 
 def legend_names(ids: Sequence[str], names: Sequence[str]) -> alt.Legend:
     """A legend that shows ``names`` for the field values ``ids``."""
-    parts = [f"datum.value === '{i}' ? '{_js(n)}'" for i, n in zip(ids, names, strict=True)]
+    parts = [f"datum.value === '{i}' ? '{js_string(n)}'" for i, n in zip(ids, names, strict=True)]
     return alt.Legend(labelExpr=" : ".join([*parts, "datum.label"]))
-
-
-def format_time(seconds: float | None) -> str:
-    """``4.2 us``, ``1.51 ms``; ``n/a`` for None."""
-    if seconds is None:
-        return "n/a"
-    for factor, prefix in _SMALL:
-        if abs(seconds) >= factor * 0.99995:
-            return f"{seconds / factor:.3g} {prefix}s"
-    return f"{seconds:.3g} s"
 
 
 def tooltip(fields: Sequence[tuple[str, str]]) -> list[alt.Tooltip]:
@@ -164,11 +165,6 @@ def finish(
     spec["usermeta"] = {"chart": kind, "title": title, **meta}
     spec["datasets"] = datasets
     return spec
-
-
-def si(value: float, unit: str) -> str:
-    """``format_si`` re-exported for the chart modules."""
-    return format_si(value, unit)
 
 
 def roof_rule(name: str, colour: str, title: str) -> alt.Chart:

@@ -22,17 +22,16 @@ from roofgen.charts.common import (
     config,
     diagonal_angle,
     finish,
-    format_time,
+    legend_names,
     log_axis,
     log_domain,
     log_samples,
     named,
     roof_rule,
-    si,
     tooltip,
 )
-from roofgen.charts.hierarchical import _js
 from roofgen.charts.roofline_inputs import CommunicationInput, LinkRoof
+from roofgen.units import fmt_si, fmt_time
 
 CHART_KIND = "roofgen.communication-roofline"
 _EXTEND = 1e3
@@ -40,8 +39,8 @@ _EXTEND = 1e3
 
 def link_text(link: LinkRoof) -> str:
     """``NVLink 4 450 GB/s per direction, 2 us``."""
-    latency = f", {format_time(link.latency_s)}" if link.latency_s else ""
-    return f"{link.name} {si(link.bandwidth, 'B/s')} per direction{latency}"
+    latency = f", {fmt_time(link.latency_s)}" if link.latency_s else ""
+    return f"{link.name} {fmt_si(link.bandwidth, 'B/s', zeros=True)} per direction{latency}"
 
 
 def communication_chart(
@@ -58,13 +57,8 @@ def _colour(links: list[str], names: list[str]) -> alt.Color:
         type="nominal",
         title="Link",
         scale=alt.Scale(domain=links, range=list(OKABE_ITO[1 : len(links) + 1])),
-        legend=alt.Legend(labelExpr=_names_expr(links, names)),
+        legend=legend_names(links, names),
     )
-
-
-def _names_expr(ids: list[str], names: list[str]) -> str:
-    parts = [f"datum.value === '{i}' ? '{_js(n)}'" for i, n in zip(ids, names, strict=True)]
-    return " : ".join([*parts, "datum.label"])
 
 
 def _left(
@@ -77,7 +71,7 @@ def _left(
             "link": p.link,
             "launch": p.key.label,
             "ai": f"{p.flop_per_byte:.3g} FLOP per link byte",
-            "perf": si(p.flop_per_s, "FLOP/s"),
+            "perf": fmt_si(p.flop_per_s, "FLOP/s", zeros=True),
         }
         for p in inp.points
     ]
@@ -115,7 +109,7 @@ def _left(
                 "y2": peak,
                 "lx": xdom[1] / 1.15,
                 "ly": peak,
-                "text": f"{inp.compute_label} {si(peak, 'FLOP/s')}",
+                "text": f"{inp.compute_label} {fmt_si(peak, 'FLOP/s', zeros=True)}",
             }
         )
     layers: list[alt.Chart] = [
@@ -211,7 +205,8 @@ def _right(
             "y2": ydom[1],
             "link": k.id,
             "ly": ydom[1] / 1.3,
-            "text": f"{k.name}: latency = bandwidth cost at {si(k.latency_s * k.bandwidth, 'B')}",
+            "text": f"{k.name}: latency = bandwidth cost at "
+            f"{fmt_si(k.latency_s * k.bandwidth, 'B', zeros=True)}",
         }
         for k in inp.links
         if k.latency_s
@@ -223,10 +218,10 @@ def _right(
             "link": c.link,
             "launch": c.key.label,
             "what": f"{c.kind}, {c.ranks} ranks" + (f", {c.topology}" if c.topology else ""),
-            "bus": si(c.bus_b, "B"),
+            "bus": fmt_si(c.bus_b, "B", zeros=True),
             "regime": c.regime,
-            "bound": format_time(c.bound_s),
-            "measured": format_time(c.measured_s),
+            "bound": fmt_time(c.bound_s),
+            "measured": fmt_time(c.measured_s),
         }
         points.append({**base, "y": c.bound_s, "source": "model (latency + bus bytes / bandwidth)"})
         if c.measured_s:

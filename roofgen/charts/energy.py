@@ -27,10 +27,10 @@ from roofgen.charts.common import (
     log_samples,
     named,
     roof_rule,
-    si,
     tooltip,
 )
 from roofgen.charts.roofline_inputs import EnergyInput, EnergyModel
+from roofgen.units import fmt_si
 
 CHART_KIND = "roofgen.energy-roofline"
 
@@ -83,7 +83,7 @@ def _chart(inp: EnergyInput, width: int, height: int) -> dict[str, Any]:
             "launch": p.key.label,
             "source": p.source,
             "ai": f"{p.intensity:.3g} FLOP/B",
-            "eff": si(p.flop_per_j, "FLOP/J"),
+            "eff": fmt_si(p.flop_per_j, "FLOP/J", zeros=True),
             "power": "n/a" if p.power_w is None else f"{p.power_w:.0f} W",
             "limited": "yes" if p.power_limited else "no",
         }

@@ -28,7 +28,6 @@ from roofgen.charts.common import (
     log_axis,
     log_domain,
     named,
-    si,
     tooltip,
 )
 from roofgen.charts.roofline_inputs import InstructionInput
@@ -380,4 +379,4 @@ def wall_text(label: str, per_s: float) -> str:
     return f"{label} {gtxn(per_s)}"
 
 
-__all__ = ["CHART_KIND", "gips", "gtxn", "instruction_chart", "si", "wall_text"]
+__all__ = ["CHART_KIND", "gips", "gtxn", "instruction_chart", "wall_text"]

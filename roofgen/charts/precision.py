@@ -27,10 +27,10 @@ from roofgen.charts.common import (
     log_domain,
     named,
     roof_rule,
-    si,
     tooltip,
 )
 from roofgen.charts.roofline_inputs import Ceiling, PrecisionInput
+from roofgen.units import fmt_si
 
 CHART_KIND = "roofgen.precision-roofline"
 
@@ -68,7 +68,7 @@ def ceiling_text(c: Ceiling) -> str:
     """``BF16/FP16 312 TFLOP/s``; ``(measured)`` for a measured ceiling (the others are
     datasheet values)."""
     suffix = " (measured)" if c.basis == "measured" else ""
-    return f"{c.label} {si(c.value, work_unit(c.precision))}{suffix}"
+    return f"{c.label} {fmt_si(c.value, work_unit(c.precision), zeros=True)}{suffix}"
 
 
 def ceiling_rows(
@@ -148,7 +148,7 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
                 "y2": top,
                 "lx": lx,
                 "ly": inp.bandwidth * lx,
-                "text": f"{inp.memory_label} {si(inp.bandwidth, 'B/s')}",
+                "text": f"{inp.memory_label} {fmt_si(inp.bandwidth, 'B/s', zeros=True)}",
             }
         )
     points: list[dict[str, Any]] = [
@@ -160,8 +160,8 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
             "launch": p.key.label,
             "case": p.key.case,
             "what": f"{p.unit_name} {p.precision.upper()}",
-            "rate": si(p.rate, work_unit(p.precision)),
-            "peak": si(p.peak, work_unit(p.precision)),
+            "rate": fmt_si(p.rate, work_unit(p.precision), zeros=True),
+            "peak": fmt_si(p.peak, work_unit(p.precision), zeros=True),
             "of_peak": f"{p.rate / p.peak:.1%}",
             "share": f"{p.unit_time_share:.1%} of the measured time",
         }

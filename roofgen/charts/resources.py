@@ -17,8 +17,9 @@ from typing import Any
 import altair as alt
 from altair.utils.schemapi import debug_mode
 
-from roofgen.charts.common import config, finish, format_time, log_axis, log_domain, named, tooltip
+from roofgen.charts.common import config, finish, log_axis, log_domain, named, tooltip
 from roofgen.charts.roofline_inputs import ResourcesInput
+from roofgen.units import fmt_time
 
 CHART_KIND = "roofgen.resource-bounds"
 ROLES = ["binding", "runner-up", "other", "unknown"]
@@ -43,8 +44,8 @@ def _rows(inp: ResourcesInput, lo: float) -> tuple[list[dict[str, Any]], list[di
             {
                 "row": f"{key}|",
                 "x": lo,
-                "text": f"{group.label}: measured {format_time(group.measured_s)}, bound "
-                f"{format_time(group.bound_s)}",
+                "text": f"{group.label}: measured {fmt_time(group.measured_s)}, bound "
+                f"{fmt_time(group.bound_s)}",
             }
         )
         for j, b in enumerate(bar for bar in inp.bars if bar.group == i):
@@ -59,7 +60,7 @@ def _rows(inp: ResourcesInput, lo: float) -> tuple[list[dict[str, Any]], list[di
                     "name": b.name,
                     "resource": b.resource,
                     "role": b.role,
-                    "t": "unknown" if seconds is None else format_time(seconds),
+                    "t": "unknown" if seconds is None else fmt_time(seconds),
                     "share": ""
                     if seconds is None
                     else f"{seconds / group.measured_s:.0%} of measured",

@@ -14,8 +14,9 @@ from typing import Any
 import altair as alt
 from altair.utils.schemapi import debug_mode
 
-from roofgen.charts.common import config, finish, format_time, log_axis, log_domain, named, tooltip
+from roofgen.charts.common import config, finish, log_axis, log_domain, named, tooltip
 from roofgen.charts.roofline_inputs import RuntimeInput
+from roofgen.units import fmt_time
 
 CHART_KIND = "roofgen.runtime-roofline"
 MECHANISMS = ["stream", "graph", "pdl"]
@@ -31,7 +32,7 @@ def runtime_chart(inp: RuntimeInput, *, width: int = 640, height: int = 400) -> 
 
 def floor_text(mechanism: str, cost_s: float) -> str:
     """``Stream launch 4 us each``."""
-    return f"{MECHANISM_NAMES.get(mechanism, mechanism)} {format_time(cost_s)} each"
+    return f"{MECHANISM_NAMES.get(mechanism, mechanism)} {fmt_time(cost_s)} each"
 
 
 def _chart(inp: RuntimeInput, width: int, height: int) -> dict[str, Any]:
@@ -43,8 +44,8 @@ def _chart(inp: RuntimeInput, width: int, height: int) -> dict[str, Any]:
             "step": f"{p.variant}",
             "case": p.case,
             "n": str(p.launches),
-            "t": format_time(p.time_s),
-            "floor": format_time(p.floor_s),
+            "t": fmt_time(p.time_s),
+            "floor": fmt_time(p.floor_s),
             "bound": "yes" if p.launch_bound else "no",
         }
         for p in inp.points

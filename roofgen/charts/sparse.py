@@ -25,11 +25,11 @@ from roofgen.charts.common import (
     log_domain,
     named,
     roof_rule,
-    si,
     tooltip,
 )
 from roofgen.charts.precision import ceiling_rows
 from roofgen.charts.roofline_inputs import SparseInput
+from roofgen.units import fmt_si
 
 CHART_KIND = "roofgen.sparse-roofline"
 KINDS = ["executed", "dense-equivalent"]
@@ -51,7 +51,7 @@ def _chart(inp: SparseInput, width: int, height: int) -> dict[str, Any]:
             "lid": f"{p.key.case}/{p.key.variant}/{p.key.kernel}/{p.key.launch}/{p.precision}",
             "what": f"{p.unit_name} {p.precision.upper()} 2:4, {p.kind} FLOPs",
             "ai": f"{p.intensity:.3g} FLOP/B",
-            "perf": si(p.flop_per_s, "FLOP/s"),
+            "perf": fmt_si(p.flop_per_s, "FLOP/s", zeros=True),
             "meta": "n/a"
             if p.metadata_share is None
             else f"{p.metadata_share:.1%} of device bytes",
@@ -78,7 +78,7 @@ def _chart(inp: SparseInput, width: int, height: int) -> dict[str, Any]:
                 "y2": top,
                 "lx": lx,
                 "ly": inp.bandwidth * lx,
-                "text": f"{inp.memory_label} {si(inp.bandwidth, 'B/s')}",
+                "text": f"{inp.memory_label} {fmt_si(inp.bandwidth, 'B/s', zeros=True)}",
             }
         )
     joins: list[dict[str, Any]] = []

@@ -29,6 +29,10 @@ classic scripts into the site:
     enabled) search works from ``file://`` without loading anything from the
     network.
 
+The last two are roofgen's own files, kept under the same names in
+``templates/assets/`` (found through :func:`roofgen.datafiles.data_dir`, so in a
+wheel too) and copied as they are.
+
 :func:`chart_html_block` returns the raw HTML a Markdown page embeds for one
 chart.
 """
@@ -44,6 +48,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from roofgen.datafiles import data_dir
 from roofgen.files import write_atomic
 
 __all__ = [
@@ -210,6 +215,12 @@ def vega_bundle_js(cache_dir: Path | None = None) -> str:
     return text
 
 
+def _own_script(site_path: str) -> str:
+    """The text of one of roofgen's own scripts: ``templates/assets/`` holds it under the
+    name it has in the site."""
+    return (data_dir("templates") / "assets" / Path(site_path).name).read_text("utf-8")
+
+
 def write_vega_bundle(dest_dir: Path, cache_dir: Path | None = None) -> list[str]:
     """Write the Vega bundle and the chart boot script under ``dest_dir``.
 
@@ -219,7 +230,7 @@ def write_vega_bundle(dest_dir: Path, cache_dir: Path | None = None) -> list[str
     """
     dest = Path(dest_dir)
     write_atomic(dest / VEGA_BUNDLE_PATH, vega_bundle_js(cache_dir))
-    write_atomic(dest / CHARTS_BOOT_PATH, CHARTS_BOOT_JS)
+    write_atomic(dest / CHARTS_BOOT_PATH, _own_script(CHARTS_BOOT_PATH))
     return [VEGA_BUNDLE_PATH, CHARTS_BOOT_PATH]
 
 
@@ -229,7 +240,7 @@ def write_iframe_worker(dest_dir: Path) -> str:
     List the path in MkDocs ``extra.polyfills``: Material's ``offline`` plugin
     then does not add its own copy from unpkg.com, and search works offline.
     """
-    write_atomic(Path(dest_dir) / IFRAME_WORKER_PATH, IFRAME_WORKER_JS)
+    write_atomic(Path(dest_dir) / IFRAME_WORKER_PATH, _own_script(IFRAME_WORKER_PATH))
     return IFRAME_WORKER_PATH
 
 
@@ -318,268 +329,3 @@ def chart_html_block(spec_id: str, spec: dict[str, Any], svg_fallback_path: str 
         lines.append(f'<noscript><img src="{src}" alt="{alt}" loading="lazy"></noscript>')
     lines.append("</div>")
     return "\n".join(lines) + "\n"
-
-
-# --------------------------------------------------------------------------- scripts
-
-CHARTS_BOOT_JS = r"""/* roofgen chart boot script (classic script, needs window.vegaEmbed).
- * Renders every <div class="roofgen-chart" data-spec-id="ID"> from the JSON in
- * <template id="ID"> (or <script type="application/json" id="ID">), then sets
- * document.documentElement.dataset.roofgenCharts to "ready", or to "error" with
- * the reason in dataset.roofgenChartsError. */
-(function () {
-  "use strict";
-  if (window.roofgenCharts) return;
-
-  var root = document.documentElement;
-  var EMBED_OPTIONS = {
-    actions: { export: true, source: false, compiled: false, editor: false },
-    renderer: "svg"
-  };
-  var generation = 0;
-  var results = [];
-  var current = [];
-
-  function setState(state, message) {
-    root.dataset.roofgenCharts = state;
-    if (message) {
-      root.dataset.roofgenChartsError = message;
-    } else {
-      delete root.dataset.roofgenChartsError;
-    }
-  }
-
-  /* The spec lives in <template id="ID"> (what chart_html_block writes) or in
-   * <script type="application/json" id="ID">.  Scan instead of getElementById so
-   * that a heading with the same id does not hide it. */
-  function specText(id) {
-    var holders = document.querySelectorAll('template[id], script[type="application/json"][id]');
-    for (var i = 0; i < holders.length; i++) {
-      var holder = holders[i];
-      if (holder.id !== id) continue;
-      return holder.tagName === "TEMPLATE" ? holder.content.textContent : holder.textContent;
-    }
-    return null;
-  }
-
-  function describe(err) {
-    return err && err.message ? err.message : String(err);
-  }
-
-  function renderOne(el) {
-    var id = el.getAttribute("data-spec-id") || "";
-    return new Promise(function (resolve) {
-      var text = specText(id);
-      if (text === null) throw new Error("no spec element <template id=\"" + id + "\">");
-      var spec = JSON.parse(text);
-      var options = Object.assign({ downloadFileName: id }, EMBED_OPTIONS);
-      resolve(window.vegaEmbed(el, spec, options));
-    }).then(
-      function (result) {
-        el.setAttribute("data-roofgen-chart", "ready");
-        return result;
-      },
-      function (err) {
-        el.setAttribute("data-roofgen-chart", "error");
-        el.setAttribute("role", "alert");
-        el.textContent = "Chart could not be drawn: " + describe(err);
-        throw new Error("chart " + id + ": " + describe(err));
-      }
-    );
-  }
-
-  function finalize(list) {
-    list.forEach(function (result) {
-      try {
-        result.finalize();
-      } catch (err) {
-        /* the view is already gone */
-      }
-    });
-  }
-
-  function chartElements() {
-    return Array.prototype.slice.call(document.querySelectorAll("div.roofgen-chart[data-spec-id]"));
-  }
-
-  function render() {
-    var mine = ++generation;
-    finalize(results);
-    results = [];
-    var charts = chartElements();
-    current = charts;
-    if (charts.length === 0) {
-      setState("ready");
-      return Promise.resolve();
-    }
-    if (typeof window.vegaEmbed !== "function") {
-      var missing = "vegaEmbed is not loaded (roofgen-vega.js missing or failed)";
-      console.error("roofgen: " + missing);
-      setState("error", missing);
-      return Promise.resolve();
-    }
-    setState("pending");
-    return Promise.allSettled(charts.map(renderOne)).then(function (outcomes) {
-      var done = [];
-      var errors = [];
-      outcomes.forEach(function (outcome) {
-        if (outcome.status === "fulfilled") {
-          done.push(outcome.value);
-        } else {
-          errors.push(describe(outcome.reason));
-        }
-      });
-      if (mine !== generation) {
-        finalize(done); /* the page was replaced while these charts rendered */
-        return;
-      }
-      results = done;
-      if (errors.length) {
-        console.error("roofgen: " + errors.join("; "));
-        setState("error", errors.join("; "));
-      } else {
-        setState("ready");
-      }
-    });
-  }
-
-  /* Material's instant navigation swaps the page content and emits on document$;
-   * render again when the set of chart elements changed.  (document$ also replays
-   * the first page, which is already rendered; on file:// pages with instant
-   * navigation it completes without emitting, hence the render in start.) */
-  function refresh() {
-    var charts = chartElements();
-    var same = charts.length === current.length && charts.every(function (el, i) {
-      return el === current[i];
-    });
-    if (!same) render();
-  }
-
-  function start() {
-    render();
-    var docs = window.document$;
-    if (docs && typeof docs.subscribe === "function") {
-      docs.subscribe({ next: refresh, error: function () {} });
-    }
-  }
-
-  window.roofgenCharts = { render: render };
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", start, { once: true });
-  } else {
-    start();
-  }
-})();
-"""
-
-IFRAME_WORKER_JS = r"""/* roofgen iframe worker (classic script).
- * Browsers refuse to start web workers from file:// pages.  On such pages this
- * replaces window.Worker with IFrameWorker, which runs the worker script in a
- * hidden same-origin iframe (on the main thread) and relays messages.  It
- * provides postMessage, addEventListener("message"), onmessage, onerror,
- * terminate, and inside the worker postMessage, close and a Promise-returning
- * importScripts.  Material for MkDocs' search worker knows this interface
- * (it checks for window.IFrameWorker). */
-(function () {
-  "use strict";
-  if (typeof window.IFrameWorker === "function") return;
-
-  function copy(data) {
-    if (typeof structuredClone === "function") return structuredClone(data);
-    return data === undefined ? data : JSON.parse(JSON.stringify(data));
-  }
-
-  function loadScript(doc, src) {
-    return new Promise(function (resolve, reject) {
-      var script = doc.createElement("script");
-      script.src = src;
-      script.onload = function () { resolve(); };
-      script.onerror = function () { reject(new Error("cannot load worker script " + src)); };
-      (doc.body || doc.documentElement).appendChild(script);
-    });
-  }
-
-  class IFrameWorker extends EventTarget {
-    constructor(url, options) {
-      super();
-      if (options && options.type === "module") {
-        throw new TypeError("IFrameWorker: module workers are not supported");
-      }
-      this.onmessage = null;
-      this.onerror = null;
-      this.onmessageerror = null;
-      var src = new URL(String(url), document.baseURI).href;
-      var frame = document.createElement("iframe");
-      frame.hidden = true;
-      frame.tabIndex = -1;
-      frame.setAttribute("aria-hidden", "true");
-      frame.title = "worker";
-      (document.body || document.documentElement).appendChild(frame);
-      this._frame = frame;
-      this._url = src;
-
-      var win = frame.contentWindow;
-      var doc = win.document;
-      doc.open();
-      doc.write("<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body></body></html>");
-      doc.close();
-
-      var worker = this;
-      win.postMessage = function (data) { worker._deliver(data); };
-      win.close = function () { worker.terminate(); };
-      win.importScripts = function () {
-        var urls = Array.prototype.slice.call(arguments);
-        return urls.reduce(function (done, next) {
-          return done.then(function () { return loadScript(doc, new URL(next, src).href); });
-        }, Promise.resolve());
-      };
-      win.addEventListener("error", function (ev) {
-        worker._fail(ev.message, ev.filename, ev.lineno, ev.colno, ev.error);
-      });
-      this._ready = loadScript(doc, src).then(
-        function () { return true; },
-        function (err) { worker._fail(err.message, src, 0, 0, err); return false; }
-      );
-    }
-
-    postMessage(data) {
-      var worker = this;
-      var payload = copy(data);
-      this._ready.then(function (ok) {
-        if (!ok || !worker._frame) return;
-        var win = worker._frame.contentWindow;
-        win.dispatchEvent(new win.MessageEvent("message", { data: payload }));
-      });
-    }
-
-    terminate() {
-      if (this._frame) {
-        this._frame.remove();
-        this._frame = null;
-      }
-    }
-
-    _deliver(data) {
-      var worker = this;
-      var payload = copy(data);
-      setTimeout(function () {
-        if (!worker._frame) return;
-        var ev = new MessageEvent("message", { data: payload });
-        worker.dispatchEvent(ev);
-        if (typeof worker.onmessage === "function") worker.onmessage(ev);
-      }, 0);
-    }
-
-    _fail(message, filename, lineno, colno, error) {
-      var ev = new ErrorEvent("error", {
-        message: message, filename: filename, lineno: lineno, colno: colno, error: error
-      });
-      this.dispatchEvent(ev);
-      if (typeof this.onerror === "function") this.onerror(ev);
-    }
-  }
-
-  window.IFrameWorker = IFrameWorker;
-  if (location.protocol === "file:") window.Worker = IFrameWorker;
-})();
-"""

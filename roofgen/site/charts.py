@@ -227,21 +227,8 @@ def _salt() -> str:
     """What, besides the input, decides a chart's spec and SVG bytes."""
     from importlib import metadata
 
-    import roofgen.charts.hierarchical as hierarchical
-    import roofgen.charts.inputs as inputs
-    import roofgen.charts.render as render
-    from roofgen.charts import (
-        common,
-        communication,
-        energy,
-        instruction,
-        kinds,
-        precision,
-        resources,
-        roofline_inputs,
-        runtime,
-        sparse,
-    )
+    import roofgen.charts
+    import roofgen.units
 
     parts = [__version__]
     for dist in ("altair", "vl-convert-python"):
@@ -249,10 +236,10 @@ def _salt() -> str:
             parts.append(metadata.version(dist))
         except metadata.PackageNotFoundError:
             parts.append("?")
-    others = (common, communication, energy, instruction, kinds, precision, resources,
-              roofline_inputs, runtime, sparse)  # fmt: skip
-    for module in (hierarchical, inputs, render, *others):
-        parts.append(hashlib.sha256(Path(str(module.__file__)).read_bytes()).hexdigest())
+    # Every module of the charts package, and the number formatter they write labels with.
+    sources = sorted(Path(str(roofgen.charts.__file__)).parent.rglob("*.py"))
+    for source in [*sources, Path(str(roofgen.units.__file__))]:
+        parts.append(hashlib.sha256(source.read_bytes()).hexdigest())
     return "\0".join(parts)
 
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from roofgen.advice.facts import Facts, Gain, launch_facts, variant_facts
 from roofgen.advice.rules import ALL_OF, Conditions, RecRule, RuleSet, Technique, severity_rank
 from roofgen.analysis.analyse import Analysis
-from roofgen.analysis.compare import compare_case
 from roofgen.model import Machine
 from roofgen.resources import resource_names
 
@@ -121,7 +120,7 @@ def advise(analysis: Analysis, rules: RuleSet) -> Advice:
     per_launch, per_variant = _ordered(rules, "launch"), _ordered(rules, "variant")
     advice = Advice()
     for case in analysis.cases:
-        comparison = compare_case(case, machines)
+        comparison = case.comparison
         for vi, v in enumerate(case.variants):
             machine, names = machines[v.machine], names_of[v.machine]
             spec_variant = case.case.variants[vi]

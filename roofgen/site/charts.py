@@ -223,12 +223,8 @@ def _canonical(value: Any) -> bytes:
 
 
 @cache
-def _salt() -> str:
-    """What, besides the input, decides a chart's spec and SVG bytes."""
+def _versions() -> list[str]:
     from importlib import metadata
-
-    import roofgen.charts
-    import roofgen.units
 
     parts = [__version__]
     for dist in ("altair", "vl-convert-python"):
@@ -236,11 +232,32 @@ def _salt() -> str:
             parts.append(metadata.version(dist))
         except metadata.PackageNotFoundError:
             parts.append("?")
+    return parts
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@cache
+def _salt() -> str:
+    """What, besides the input, decides a chart's spec and SVG bytes."""
+    import roofgen.charts
+    import roofgen.units
+
     # Every module of the charts package, and the number formatter they write labels with.
     sources = sorted(Path(str(roofgen.charts.__file__)).parent.rglob("*.py"))
-    for source in [*sources, Path(str(roofgen.units.__file__))]:
-        parts.append(hashlib.sha256(source.read_bytes()).hexdigest())
-    return "\0".join(parts)
+    return "\0".join(_versions() + [_digest(p) for p in [*sources, Path(roofgen.units.__file__)]])
+
+
+@cache
+def _render_salt() -> str:
+    """What, besides the spec, decides a chart's SVG bytes: the renderer and its versions
+    (not the code that writes specs, so that a change to it renames only the SVGs whose
+    specs it changes)."""
+    import roofgen.charts.render as render
+
+    return "\0".join([*_versions(), _digest(Path(str(render.__file__)))])
 
 
 def input_digest(inp: ChartInput, width: int, height: int) -> str:
@@ -250,7 +267,7 @@ def input_digest(inp: ChartInput, width: int, height: int) -> str:
 
 def chart_digest(spec: dict[str, Any]) -> str:
     """Hash of a Vega-Lite spec (and of the renderer): the name of its SVG."""
-    return hashlib.sha256(_salt().encode() + b"\0" + _canonical(spec)).hexdigest()[:16]
+    return hashlib.sha256(_render_salt().encode() + b"\0" + _canonical(spec)).hexdigest()[:16]
 
 
 def _read(path: Path) -> str | None:

@@ -30,6 +30,7 @@ from roofgen.charts.common import (
     roof_rule,
     tooltip,
 )
+from roofgen.charts.inputs import ChartKind
 from roofgen.charts.roofline_inputs import CommunicationInput, LinkRoof
 from roofgen.units import fmt_si, fmt_time
 
@@ -311,3 +312,6 @@ def _chart(inp: CommunicationInput, width: int, height: int) -> dict[str, Any]:
         {**left_data, **right_data},
         links=ids,
     )
+
+
+CHART = ChartKind(CommunicationInput, CHART_KIND, communication_chart, panels=2)

@@ -29,6 +29,7 @@ from roofgen.charts.common import (
     roof_rule,
     tooltip,
 )
+from roofgen.charts.inputs import ChartKind
 from roofgen.charts.roofline_inputs import EnergyInput, EnergyModel
 from roofgen.units import fmt_si
 
@@ -214,3 +215,6 @@ def _chart(inp: EnergyInput, width: int, height: int) -> dict[str, Any]:
         model=model is not None,
         note=inp.note,
     )
+
+
+CHART = ChartKind(EnergyInput, CHART_KIND, energy_chart, panels=2)

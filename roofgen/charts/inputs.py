@@ -10,8 +10,9 @@ for memory roofs, FLOP/byte for arithmetic intensity.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 RoofKind = Literal["compute", "memory"]
 RoofBasis = Literal["measured", "datasheet"]
@@ -25,6 +26,25 @@ ROOF_ROLES: tuple[str, ...] = (*MEMORY_ROLES, "compute")
 def _check_positive(name: str, value: float) -> None:
     if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+
+
+class ChartInput:
+    """The base of every chart kind's input: a frozen dataclass whose type says which
+    kind of chart draws it (see :class:`ChartKind`)."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class ChartKind:
+    """One kind of chart, declared as ``CHART`` by the module that draws it and found
+    by :mod:`roofgen.charts.kinds`: its input type, its name (``usermeta.chart`` of the
+    spec), the function that draws it, and how many panels it stacks."""
+
+    input: type[ChartInput]
+    kind: str
+    build: Callable[..., dict[str, Any]]
+    panels: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +128,7 @@ class Arrow:
 
 
 @dataclass(frozen=True, slots=True)
-class RooflineInput:
+class RooflineInput(ChartInput):
     """Everything one roofline chart shows.
 
     ``variant_order`` orders the variants of a kernel (``("baseline", "optimised")``);

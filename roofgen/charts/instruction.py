@@ -30,6 +30,7 @@ from roofgen.charts.common import (
     named,
     tooltip,
 )
+from roofgen.charts.inputs import ChartKind
 from roofgen.charts.roofline_inputs import InstructionInput
 
 CHART_KIND = "roofgen.instruction-roofline"
@@ -380,3 +381,6 @@ def wall_text(label: str, per_s: float) -> str:
 
 
 __all__ = ["CHART_KIND", "gips", "gtxn", "instruction_chart", "wall_text"]
+
+
+CHART = ChartKind(InstructionInput, CHART_KIND, instruction_chart, panels=2)

@@ -29,6 +29,7 @@ from roofgen.charts.common import (
     roof_rule,
     tooltip,
 )
+from roofgen.charts.inputs import ChartKind
 from roofgen.charts.roofline_inputs import Ceiling, PrecisionInput
 from roofgen.units import fmt_si
 
@@ -271,3 +272,6 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
         {"ceilings": ceilings, "memory": memory, "points": points},
         ceilings=[c.id for c in inp.ceilings],
     )
+
+
+CHART = ChartKind(PrecisionInput, CHART_KIND, precision_chart)

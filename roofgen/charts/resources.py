@@ -18,6 +18,7 @@ import altair as alt
 from altair.utils.schemapi import debug_mode
 
 from roofgen.charts.common import config, finish, log_axis, log_domain, named, tooltip
+from roofgen.charts.inputs import ChartKind
 from roofgen.charts.roofline_inputs import ResourcesInput
 from roofgen.units import fmt_time
 
@@ -143,3 +144,6 @@ def _chart(inp: ResourcesInput, width: int) -> dict[str, Any]:
         {"bars": bars, "headers": headers},
         groups=[g.label for g in inp.groups],
     )
+
+
+CHART = ChartKind(ResourcesInput, CHART_KIND, resources_chart)

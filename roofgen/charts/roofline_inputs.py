@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from roofgen.charts.inputs import ChartInput
+
 
 def _positive(name: str, value: float | None, allow_none: bool = False) -> None:
     if value is None and allow_none:
@@ -72,7 +74,7 @@ class PrecisionPoint:
 
 
 @dataclass(frozen=True, slots=True)
-class PrecisionInput:
+class PrecisionInput(ChartInput):
     title: str
     subtitle: str
     ceilings: tuple[Ceiling, ...]
@@ -112,7 +114,7 @@ class InstructionPointInput:
 
 
 @dataclass(frozen=True, slots=True)
-class InstructionInput:
+class InstructionInput(ChartInput):
     title: str
     subtitle: str
     warp_size: int
@@ -176,7 +178,7 @@ class CollectivePoint:
 
 
 @dataclass(frozen=True, slots=True)
-class CommunicationInput:
+class CommunicationInput(ChartInput):
     title: str
     subtitle: str
     links: tuple[LinkRoof, ...]
@@ -223,7 +225,7 @@ class EnergyModel:
 
 
 @dataclass(frozen=True, slots=True)
-class EnergyInput:
+class EnergyInput(ChartInput):
     title: str
     subtitle: str
     limit_w: float | None
@@ -254,7 +256,7 @@ class SparsePointInput:
 
 
 @dataclass(frozen=True, slots=True)
-class SparseInput:
+class SparseInput(ChartInput):
     title: str
     subtitle: str
     ceilings: tuple[Ceiling, ...]  # the dense and the sparse peaks
@@ -285,7 +287,7 @@ class RuntimePoint:
 
 
 @dataclass(frozen=True, slots=True)
-class RuntimeInput:
+class RuntimeInput(ChartInput):
     title: str
     subtitle: str
     costs: tuple[tuple[str, float], ...]  # (mechanism, seconds per launch)
@@ -325,7 +327,7 @@ class ResourceGroup:
 
 
 @dataclass(frozen=True, slots=True)
-class ResourcesInput:
+class ResourcesInput(ChartInput):
     title: str
     subtitle: str
     groups: tuple[ResourceGroup, ...]

@@ -15,6 +15,7 @@ import altair as alt
 from altair.utils.schemapi import debug_mode
 
 from roofgen.charts.common import config, finish, log_axis, log_domain, named, tooltip
+from roofgen.charts.inputs import ChartKind
 from roofgen.charts.roofline_inputs import RuntimeInput
 from roofgen.units import fmt_time
 
@@ -142,3 +143,6 @@ def _chart(inp: RuntimeInput, width: int, height: int) -> dict[str, Any]:
         {"floors": floors, "steps": points},
         costs={m: c for m, c in inp.costs},
     )
+
+
+CHART = ChartKind(RuntimeInput, CHART_KIND, runtime_chart)

@@ -27,6 +27,7 @@ from roofgen.charts.common import (
     roof_rule,
     tooltip,
 )
+from roofgen.charts.inputs import ChartKind
 from roofgen.charts.precision import ceiling_rows
 from roofgen.charts.roofline_inputs import SparseInput
 from roofgen.units import fmt_si
@@ -173,3 +174,6 @@ def _chart(inp: SparseInput, width: int, height: int) -> dict[str, Any]:
         {"ceilings": ceilings, "memory": memory, "joins": joins, "points": points},
         ceilings=[c.id for c in inp.ceilings],
     )
+
+
+CHART = ChartKind(SparseInput, CHART_KIND, sparse_chart)

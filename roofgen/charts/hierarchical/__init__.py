@@ -51,9 +51,11 @@ from roofgen.charts.hierarchical.style import (
     ROLE_NAMES,
     ROLE_SHAPES,
 )
+from roofgen.charts.inputs import ChartKind, RooflineInput
 
 __all__ = [
     "ARIA_POINTS_MAX",
+    "CHART",
     "ARROWS_ALL_LEVELS_MAX",
     "CHART_KIND",
     "DASHES",
@@ -64,3 +66,5 @@ __all__ = [
     "hierarchical_chart",
     "roof_text",
 ]
+
+CHART = ChartKind(RooflineInput, CHART_KIND, hierarchical_chart)

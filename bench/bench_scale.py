@@ -87,7 +87,7 @@ def _run_step(step: str, root: Path) -> dict[str, Any]:
         out["seconds"] = time.perf_counter() - start
         out["ok"] = status == 0
     else:
-        from roofgen.site.build import build_site
+        from roofgen.api import build_site
 
         start = time.perf_counter()
         result = build_site([specs], _settings(root), root / "site", cache_dir=root / "cache",

@@ -30,10 +30,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from roofgen.analysis.bounds import Thresholds  # noqa: E402
-from roofgen.api import check  # noqa: E402
+from roofgen.api import (
+    build_site,  # noqa: E402
+    check,  # noqa: E402
+)
 from roofgen.charts import hierarchical_chart, to_svg  # noqa: E402
 from roofgen.config import Settings  # noqa: E402
-from roofgen.site.build import BuildResult, build_site  # noqa: E402
+from roofgen.site.build import BuildResult  # noqa: E402
 from roofgen.site.charts import case_chart_inputs  # noqa: E402
 from roofgen.site.context import resource_names  # noqa: E402
 

@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 from specdata import make_settings
 
+from roofgen.api import build_site
 from roofgen.cli import main
-from roofgen.site import build_site
 from roofgen.site.build import MARKER
 
 pytestmark = pytest.mark.slow

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from roofgen.api import build_site
 from roofgen.cli import main
 from roofgen.config import load_settings
 from roofgen.importers.ncu_metrics import FLOP_WEIGHTS, sass_metric
-from roofgen.site import build_site
 from roofgen.site.guide import GUIDE_NAV, REFERENCE_PATH, guide_pages, reference_page
 from roofgen.site.pages import GENERATED_MD
 from roofgen.spec import fields as reference

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from browser import WatchedPage, wait_for_charts
 
+from roofgen.api import build_site
 from roofgen.cli import main
-from roofgen.site import build_site
 from roofgen.site.build import MARKER
 
 MINIMAL = Path(__file__).parent / "cases" / "valid" / "minimal"

@@ -259,7 +259,7 @@ def test_analyze_sees_library_machines(tmp_path, capsys):
 def test_build_sees_library_machines(tmp_path, make_settings):
     pytest.importorskip("altair")
     pytest.importorskip("jinja2")
-    from roofgen.site.build import build_site
+    from roofgen.api import build_site
 
     specs = tmp_path / "specs"
     specs.mkdir()

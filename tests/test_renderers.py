@@ -96,7 +96,7 @@ def test_a_build_from_a_script_without_a_main_guard(tmp_path: Path) -> None:
             from pathlib import Path
             from roofgen.analysis.bounds import Thresholds
             from roofgen.config import Settings
-            from roofgen.site import build_site
+            from roofgen.api import build_site
 
             root = Path({str(tmp_path)!r})
             settings = Settings(root=root, file=None, specs=(Path({str(MINIMAL)!r}),),
@@ -121,7 +121,7 @@ def test_a_build_from_a_script_without_a_main_guard(tmp_path: Path) -> None:
 def test_a_build_with_nothing_changed_starts_no_renderer(
     tmp_path: Path, monkeypatch, make_settings
 ) -> None:
-    from roofgen.site import build_site
+    from roofgen.api import build_site
 
     settings = make_settings(tmp_path, name="Warm", specs=[MINIMAL])
     first = build_site([MINIMAL], settings, tmp_path / "site", cache_dir=tmp_path / "c")

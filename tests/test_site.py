@@ -28,11 +28,10 @@ import pytest
 from pngread import drawn_share, read_png
 from specdata import make_settings
 
-from roofgen.api import check
+from roofgen.api import build_site, check
 from roofgen.charts import RooflineInput, hierarchical_chart
 from roofgen.cli import main
 from roofgen.config import load_settings
-from roofgen.site import build_site
 from roofgen.site.advice import recommendations
 from roofgen.site.build import MARKER, BuildResult
 from roofgen.site.charts import case_chart_inputs
@@ -869,7 +868,7 @@ def test_chart_command_writes_each_format(tmp_path: Path, small: Path) -> None:
 
 @pytest.mark.slow
 def test_serve_rebuilds_when_a_spec_changes(tmp_path: Path, small: Path) -> None:
-    from roofgen.site.serve import serve
+    from roofgen.api import serve
 
     specs = tmp_path / "specs"
     shutil.copytree(small, specs)

@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 from browser import WatchedPage, wait_for_charts
 
-from roofgen.api import check
+from roofgen.api import build_site, check
 from roofgen.charts import RooflineInput, roof_text
 from roofgen.charts.kinds import CHART_KINDS, chart_kind
-from roofgen.site import build_site
 from roofgen.site.context import SiteContext, build_context
 
 REPO = Path(__file__).resolve().parents[1]

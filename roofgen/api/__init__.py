@@ -3,6 +3,7 @@ only these; the notebook API (:mod:`roofgen.api.workspace`) builds on them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +11,9 @@ from roofgen.pipeline import CheckResult, check
 from roofgen.spec import schema
 
 if TYPE_CHECKING:
+    from roofgen.config import Settings
     from roofgen.report.explain import Explanation
+    from roofgen.site.build import BuildResult, ProgressFn
 
 __all__ = ["CheckResult", "check"]
 
@@ -97,11 +100,50 @@ def explain_kernel(
     return explain(result.analysis, result.specs, advice, case_id, kernel, variant)
 
 
-def build_site(*args: Any, **kwargs: Any) -> Any:
-    """`roofgen build`: see :func:`roofgen.site.build.build_site`."""
-    from roofgen.site.build import build_site as build
+def build_site(
+    paths: Sequence[Path],
+    settings: Settings,
+    output: Path,
+    markdown_only: bool = False,
+    quiet: bool = False,
+    strict: bool = False,
+    *,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+    workers: int = 2,
+    progress: ProgressFn | None = None,
+) -> BuildResult:
+    """`roofgen build`: check the specs under ``paths``, then build the site of the
+    result into ``output`` (:func:`roofgen.site.build.build_site`).
 
-    return build(*args, **kwargs)
+    Charts are rendered on up to ``workers`` renderer processes (0: in this process),
+    started as soon as the check knows that a spec changed (a cache miss), so that they
+    are warm when the charts are known. Options: see the site build.
+    """
+    from roofgen.charts.render import vl_convert_version
+    from roofgen.site import build
+    from roofgen.site.renderers import Renderers
+
+    output = Path(output).absolute()
+    timings: dict[str, float] = {}
+    if progress is not None:
+        progress("checking specs", 0, 0)
+    with Renderers(workers, vl_convert_version()) as renderers:
+        with build.StepClock(timings)("check"):
+            checked = check(
+                paths,
+                thresholds=settings.thresholds,
+                rules_file=settings.rules,
+                display_root=settings.root,
+                cache_dir=(cache_dir or build.default_cache_dir(settings, output))
+                if use_cache
+                else None,
+                on_miss=renderers.warm,  # something changed: charts will likely be rendered
+            )
+        return build.build_site(
+            checked, settings, output, markdown_only, quiet, strict, cache_dir=cache_dir,
+            use_cache=use_cache, renderers=renderers, progress=progress, timings=timings,
+        )  # fmt: skip
 
 
 def schema_names() -> tuple[str, ...]:
@@ -113,11 +155,11 @@ def schema_document(name: str) -> dict[str, Any]:
     return schema.load_schema(name)
 
 
-def serve(*args: Any, **kwargs: Any) -> Any:
-    """`roofgen serve`: see :func:`roofgen.site.serve.serve`."""
+def serve(paths: Sequence[Path], settings: Settings, output: Path, **options: Any) -> Any:
+    """`roofgen serve`: :func:`roofgen.site.serve.serve`, building with :func:`build_site`."""
     from roofgen.site.serve import serve as run
 
-    return run(*args, **kwargs)
+    return run(paths, settings, output, build=build_site, **options)
 
 
 # Names the commands use, imported from here on first use (PEP 562), so that the

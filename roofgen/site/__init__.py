@@ -1,7 +1,8 @@
 """The case-study site: page contexts, charts, Markdown pages and the MkDocs build.
 
 ``from roofgen.site import build_site, BuildResult`` (imported lazily, so that
-``roofgen.site.assets`` stays cheap to import).
+``roofgen.site.assets`` stays cheap to import). The site is built from a check's
+result; :func:`roofgen.api.build_site` runs the check and then this build.
 """
 
 from __future__ import annotations

@@ -14,13 +14,13 @@ import gc
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roofgen.config import Settings
 from roofgen.datafiles import data_dir
-from roofgen.pipeline import check
 from roofgen.problems import Problem, Severity
 from roofgen.site.charts import Chart, ChartStats, ChartStore
 from roofgen.site.context import SiteContext, build_context
@@ -30,6 +30,9 @@ from roofgen.site.mkdocs_run import run_mkdocs, source_date_epoch
 from roofgen.site.output import MARKER, MARKER_TEXT, check_output, staging, swap
 from roofgen.site.pages import RenderedChart, render_mkdocs_yml, render_pages
 from roofgen.site.renderers import Renderers
+
+if TYPE_CHECKING:
+    from roofgen.pipeline import CheckResult
 
 __all__ = ["MARKER", "BuildResult", "ProgressFn", "build_site", "default_cache_dir", "run_mkdocs"]
 
@@ -75,7 +78,7 @@ def default_cache_dir(settings: Settings, output: Path) -> Path:
 
 
 def build_site(
-    paths: Sequence[Path],
+    checked: CheckResult,
     settings: Settings,
     output: Path,
     markdown_only: bool = False,
@@ -84,55 +87,28 @@ def build_site(
     *,
     cache_dir: Path | None = None,
     use_cache: bool = True,
-    workers: int = 2,
-    progress: ProgressFn | None = None,
-) -> BuildResult:
-    """Build the site of the specs under ``paths`` into ``output``.
-
-    ``markdown_only`` writes the Markdown pages and their assets (the MkDocs docs
-    folder) instead of the HTML site. ``strict`` fails on warnings, both roofgen's
-    (spec warnings) and MkDocs' (broken links). ``quiet`` only keeps notes out of the
-    result. Charts are cached in ``cache_dir`` (default :func:`default_cache_dir`;
-    no cache with ``use_cache=False``) and rendered on up to ``workers`` renderer
-    processes (0: in this process), started as soon as the check knows that a spec
-    changed, so that they are warm when the charts are known (see
-    :mod:`roofgen.site.renderers`).
-    """
-    from roofgen.charts.render import vl_convert_version
-
-    with Renderers(workers, vl_convert_version()) as renderers:
-        return _build(paths, settings, output, markdown_only, quiet, strict, cache_dir,
-                      use_cache, renderers, progress)  # fmt: skip
-
-
-def _build(
-    paths: Sequence[Path],
-    settings: Settings,
-    output: Path,
-    markdown_only: bool,
-    quiet: bool,
-    strict: bool,
-    cache_dir: Path | None,
-    use_cache: bool,
     renderers: Renderers,
-    progress: ProgressFn | None,
+    progress: ProgressFn | None = None,
+    timings: dict[str, float] | None = None,
 ) -> BuildResult:
+    """Build the site of the checked specs ``checked`` into ``output``.
+
+    The caller ran the check (:func:`roofgen.api.build_site` does, starting the chart
+    ``renderers`` as soon as the check knows that a spec changed, so that they are warm
+    when the charts are known; see :mod:`roofgen.site.renderers`). ``markdown_only``
+    writes the Markdown pages and their assets (the MkDocs docs folder) instead of the
+    HTML site. ``strict`` fails on warnings, both roofgen's (spec warnings) and MkDocs'
+    (broken links). ``quiet`` only keeps notes out of the result. Charts are cached in
+    ``cache_dir`` (default :func:`default_cache_dir`; no cache with
+    ``use_cache=False``). ``timings`` holds the seconds of steps the caller already
+    took (the check).
+    """
     output = Path(output).absolute()
-    result = BuildResult(ok=False, output=output)
-    clock = _Clock(result.timings)
+    result = BuildResult(ok=False, output=output, timings=dict(timings or {}))
+    clock = StepClock(result.timings)
     tell = progress or (lambda step, done, total: None)
 
-    # 1. Check the specs: on any error, report them and write nothing.
-    tell("checking specs", 0, 0)
-    with clock("check"):
-        checked = check(
-            paths,
-            thresholds=settings.thresholds,
-            rules_file=settings.rules,
-            display_root=settings.root,
-            cache_dir=(cache_dir or default_cache_dir(settings, output)) if use_cache else None,
-            on_miss=renderers.warm,  # something changed: charts will likely be rendered
-        )
+    # 1. The check's problems: on any error, report them and write nothing.
     result.problems = list(checked.problems)
     if checked.failed(strict) or checked.specs is None or checked.analysis is None:
         return result
@@ -239,7 +215,7 @@ def _build(
     return result
 
 
-class _Clock:
+class StepClock:
     """Times each step. roofgen's own steps run with the cyclic garbage collector
     paused: they allocate many small, acyclic objects (freed by reference counting),
     and collections that walk the large live analysis cost up to a third of their time.

@@ -17,7 +17,7 @@ from typing import Any
 
 from roofgen.config import Settings
 from roofgen.datafiles import data_dir
-from roofgen.site.build import BuildResult, build_site
+from roofgen.site.build import BuildResult
 
 __all__ = ["Snapshot", "serve", "snapshot", "watched_paths"]
 
@@ -79,9 +79,13 @@ def serve(
     on_build: Callable[[BuildResult], None] | None = None,
     on_ready: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
+    build: Callable[..., BuildResult],
     **build_options: Any,
 ) -> BuildResult:
     """Build, then serve ``output`` on 127.0.0.1:``port`` until ``stop`` is set (or Ctrl-C).
+
+    ``build(paths, settings, output, strict=..., **build_options)`` checks the specs and
+    builds the site (:func:`roofgen.api.build_site`).
 
     ``on_build`` sees every build's result, ``on_ready`` the URL once serving.
     Returns the first build's result at once if it failed (nothing to serve).
@@ -90,7 +94,7 @@ def serve(
     report = on_build or (lambda result: None)
     watch = watched_paths(paths, settings)
     seen = snapshot(watch)
-    first = build_site(paths, settings, output, strict=strict, **build_options)
+    first = build(paths, settings, output, strict=strict, **build_options)
     report(first)
     if not first.ok:
         return first
@@ -108,7 +112,7 @@ def serve(
             if current == seen:
                 continue
             seen = current
-            report(build_site(paths, settings, output, strict=strict, **build_options))
+            report(build(paths, settings, output, strict=strict, **build_options))
     finally:
         server.shutdown()
         server.server_close()

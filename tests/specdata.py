@@ -77,6 +77,26 @@ memory:
 """
 
 
+# One elementwise launch on GPU_MACHINE_YAML, HBM-bound at 80% (0.8 GB at 1 TB/s in 1 ms).
+GPU_CASE_YAML = """\
+roofgen: 1
+kind: case
+id: c
+title: C
+machines: [gpu]
+method: {gpu: GPU, driver: "1", clock_control: locked}
+kernels: [{id: k, operator: {kind: elementwise}}]
+variants:
+  - id: v
+    launches:
+      - kernel: k
+        measurement:
+          time: {median: 1 ms, q1: 0.99 ms, q3: 1.01 ms, repeats: 100, warmup: 10}
+          flops: {vector: {fp32: 1e9 FLOP}}
+          bytes: {hbm: 0.8 GB}
+"""
+
+
 def make_settings(
     root: Path, *, name: str = "Test site", specs: Sequence[Path] | None = None, **site: Any
 ) -> Settings:

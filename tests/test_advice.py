@@ -9,7 +9,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from specdata import GPU_MACHINE_YAML
+from specdata import GPU_CASE_YAML, GPU_MACHINE_YAML
 
 from roofgen.advice.engine import applies
 from roofgen.advice.facts import Facts, Gain
@@ -195,29 +195,11 @@ def test_recommendations_in_the_json(capsys, monkeypatch):
 
 # --------------------------------------------------------------------------- team rules
 
-CASE = """\
-roofgen: 1
-kind: case
-id: c
-title: C
-machines: [gpu]
-method: {gpu: GPU, driver: "1", clock_control: locked}
-kernels: [{id: k, operator: {kind: elementwise}}]
-variants:
-  - id: v
-    launches:
-      - kernel: k
-        measurement:
-          time: {median: 1 ms, q1: 0.99 ms, q3: 1.01 ms, repeats: 100, warmup: 10}
-          flops: {vector: {fp32: 1e9 FLOP}}
-          bytes: {hbm: 0.8 GB}
-"""
-
 
 def team(tmp_path: Path, rules: str) -> Any:
     (tmp_path / "specs").mkdir(exist_ok=True)
     (tmp_path / "specs" / "machine.yaml").write_text(GPU_MACHINE_YAML, encoding="utf-8")
-    (tmp_path / "specs" / "case.yaml").write_text(CASE, encoding="utf-8")
+    (tmp_path / "specs" / "case.yaml").write_text(GPU_CASE_YAML, encoding="utf-8")
     (tmp_path / "team-rules.yaml").write_text(rules, encoding="utf-8")
     (tmp_path / "roofgen.toml").write_text('rules = "team-rules.yaml"\n', encoding="utf-8")
 

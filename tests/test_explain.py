@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from specdata import GPU_CASE_YAML
 
 from roofgen.advice import Advice, Recommendation
 from roofgen.api import check
@@ -26,23 +27,6 @@ memory: [{id: hbm, name: HBM, role: device, bandwidth: 1 TB/s}]
 """
 # 1e9 FLOP at 10 TFLOP/s is 0.1 ms; 0.8 GB at 1 TB/s is 0.8 ms: the HBM binds, and
 # the 1 ms measured is 80% of that bound.
-CASE = """\
-roofgen: 1
-kind: case
-id: c
-title: C
-machines: [gpu]
-method: {gpu: GPU, driver: "1", clock_control: locked}
-kernels: [{id: k, operator: {kind: elementwise}}]
-variants:
-  - id: v
-    launches:
-      - kernel: k
-        measurement:
-          time: {median: 1 ms, q1: 0.99 ms, q3: 1.01 ms, repeats: 100, warmup: 10}
-          flops: {vector: {fp32: 1e9 FLOP}}
-          bytes: {hbm: 0.8 GB}
-"""
 TEAM_RULE = """\
 roofgen: 1
 recommendations:
@@ -63,7 +47,7 @@ def _no_colour(monkeypatch: pytest.MonkeyPatch) -> None:
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rules: str) -> None:
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "machine.yaml").write_text(MACHINE, encoding="utf-8")
-    (tmp_path / "specs" / "case.yaml").write_text(CASE, encoding="utf-8")
+    (tmp_path / "specs" / "case.yaml").write_text(GPU_CASE_YAML, encoding="utf-8")
     (tmp_path / "team-rules.yaml").write_text(rules, encoding="utf-8")
     (tmp_path / "roofgen.toml").write_text('rules = "team-rules.yaml"\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)

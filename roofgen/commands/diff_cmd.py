@@ -1,17 +1,14 @@
 """`roofgen diff BASE HEAD`: what a change did to the kernels and the roofs.
 
 Each side is a folder of specs or ``git:REV`` (the configured specs folders as
-they were at that revision, read with ``git archive``: the working tree is not
-touched).
+they were at that revision, read from git's objects by :mod:`roofgen.review.gitread`:
+the working tree is not touched, and ``.gitattributes`` cannot hide a file).
 """
 
 from __future__ import annotations
 
 import contextlib
-import io
 import json
-import subprocess
-import tarfile
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,12 +37,15 @@ from roofgen.commands.common import (
 @click.option("--force", is_flag=True, help="Overwrite the output file.")
 @click.option("--fail-on-regression", "fail_pct", type=float, metavar="PCT",
               help="Exit 3 on a significant regression slower than PCT percent.")  # fmt: skip
+@click.option("--allow-removed", is_flag=True,
+              help="With --fail-on-regression: a case missing at HEAD does not fail.")  # fmt: skip
 @click.option("--charts", "charts_dir", type=click.Path(file_okay=False),
               help="Write static SVG charts of the changed cases here (default: beside the "
               "report when -o names a file).")  # fmt: skip
 @common
 def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool, fail_pct: float | None,
-             charts_dir: str | None, strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
+             allow_removed: bool, charts_dir: str | None, strict: bool, quiet: bool,
+             verbose: bool) -> None:  # fmt: skip
     """Compare two sets of specs: BASE and HEAD are folders or git:REV."""
     from roofgen.review.diff import diff
     from roofgen.review.report import json_doc, markdown, text
@@ -69,6 +69,11 @@ def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool, fail_pct:
             folder = Path(output).with_name(Path(output).stem + "-charts")
         if folder is not None:
             _charts(d, head_specs, head_analysis, base_analysis, folder, quiet)
+    if fail_pct is not None and d.cases_removed and not allow_removed:
+        say(f"case(s) missing at {_shown_rev(head)}: {', '.join(d.cases_removed)}; a removed "
+            "case is not compared, so it fails the gate: pass --allow-removed if the "
+            "removal is intended", fg="red")  # fmt: skip
+        raise Failure(EXIT_REGRESSION)
     if fail_pct is not None and d.regressions(fail_pct / 100.0):
         worst = max(d.regressions(fail_pct / 100.0), key=lambda c: c.slowdown())
         say(f"regression beyond {fail_pct:g}%: {worst.case}/{worst.kernel or '*'}/"
@@ -105,41 +110,28 @@ def _side(spec: str, settings: Any) -> Iterator[tuple[Any, Any]]:
         yield result.specs, result.analysis
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
-
-
 def _export(rev: str, settings: Any, dest: Path) -> list[Path]:
     """Extract the configured specs folders as of ``rev`` into ``dest``."""
-    top = _git(settings.root, "rev-parse", "--show-toplevel")
-    if top.returncode != 0:
-        say(f"git:{rev}: {settings.root} is not inside a git repository")
-        raise Failure(EXIT_INVALID)
-    toplevel = Path(top.stdout.decode().strip())
-    if _git(toplevel, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").returncode != 0:
-        shallow = _git(toplevel, "rev-parse", "--is-shallow-repository").stdout.strip() == b"true"
-        hint = (
-            "this is a shallow clone: fetch the history with `git fetch --unshallow` (in CI, "
-            "check out with fetch-depth: 0)"
-            if shallow
-            else f"fetch it first, e.g. `git fetch origin {rev}`"
-        )
-        say(f"git:{rev}: no such revision in this repository; {hint}")
-        raise Failure(EXIT_INVALID)
-    paths = []
-    for spec in settings.specs:
-        try:
-            rel = Path(spec).resolve().relative_to(toplevel.resolve())
-        except ValueError:
-            say(f"git:{rev}: the specs folder {spec} is outside the repository {toplevel}")
-            raise Failure(EXIT_INVALID) from None
-        archive = _git(toplevel, "archive", "--format=tar", rev, "--", rel.as_posix())
-        if archive.returncode != 0:
-            continue  # not there at that revision: that side has no such specs
-        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-            tar.extractall(dest, filter="data")
-        paths.append(dest / rel)
-    return paths
+    from roofgen.review.gitread import GitReadError, export, resolve, toplevel
+
+    try:
+        top = toplevel(settings.root)
+        folders = []
+        for spec in settings.specs:
+            try:
+                folders.append(Path(spec).resolve().relative_to(top.resolve()).as_posix())
+            except ValueError:
+                raise GitReadError(f"the specs folder {spec} is outside the repository") from None
+        return export(top, resolve(top, rev), folders, dest)
+    except GitReadError as exc:
+        say(f"git:{_shown_rev(rev)}: {exc}")
+        raise Failure(EXIT_INVALID) from None
+
+
+def _shown_rev(rev: str) -> str:
+    """The revision as given, safe to print (control characters escaped, shortened)."""
+    text = rev.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _launches(analysis: Any) -> Iterator[tuple[str, str, Any, int]]:

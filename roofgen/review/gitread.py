@@ -1,0 +1,175 @@
+"""A revision's spec files read straight from git's object database.
+
+``roofgen diff git:REV`` compares the specs as they were at a revision without
+touching the working tree. ``git archive`` is not used: it honours ``.gitattributes``
+(an ``export-ignore`` line would hide a case, and its regression with it) and reads
+a whole revision before any size is known. Instead the spec files are listed with
+``git ls-tree -r -z -l`` (names, modes and sizes) and read with one
+``git cat-file --batch``, after every check: only regular files with a spec suffix,
+outside dot-folders (as :func:`roofgen.spec.load.discover` reads a folder), no link,
+no name that climbs out of the folder, none larger than a spec file may be. A
+revision that cannot be read completely is an error with git's own message, never
+a smaller set of specs.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from roofgen.spec.load import SPEC_SUFFIXES
+from roofgen.spec.yamlload import MAX_FILE_BYTES
+
+__all__ = ["MAX_FILES", "GitReadError", "TreeEntry", "export", "resolve", "toplevel"]
+
+MAX_FILES = 20_000  # spec files read from one revision
+MAX_REVISION_BYTES = 256 * 1024 * 1024  # all of them together
+_REV = re.compile(r"^[A-Za-z0-9._/@{}^~:+-]{1,256}$")
+_REGULAR = ("100644", "100755")
+_LINK = "120000"
+
+
+class GitReadError(Exception):
+    """A revision or its spec files cannot be read; the message says why."""
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One file of a revision's tree: mode, object name, size in bytes, path."""
+
+    mode: str
+    object: str
+    size: int
+    path: str
+
+
+def _git(root: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["git", "-C", str(root), *args], input=stdin, capture_output=True, check=False
+    )
+
+
+def _said(run: subprocess.CompletedProcess[bytes]) -> str:
+    text = run.stderr.decode("utf-8", "replace").strip() or f"git exited with {run.returncode}"
+    return " ".join(text.split())[:500]
+
+
+def toplevel(root: Path) -> Path:
+    """The work tree of the git repository holding ``root``."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top.returncode != 0:
+        raise GitReadError(f"{root} is not inside a git repository")
+    return Path(top.stdout.decode().strip())
+
+
+def resolve(top: Path, rev: str) -> str:
+    """The commit ``rev`` names, as a full object name.
+
+    ``rev`` is checked before git sees it (a revision, not an option or a command);
+    an unknown one says how to fetch it without echoing it as a command to paste."""
+    if not _REV.match(rev) or rev.startswith("-") or ".." in rev:
+        raise GitReadError(
+            "not a revision roofgen reads: write a commit, branch or tag name "
+            "(letters, digits and ._/@{}^~:+-, not starting with '-', no '..')"
+        )
+    found = _git(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    if found.returncode == 0:
+        return found.stdout.decode().strip()
+    shallow = _git(top, "rev-parse", "--is-shallow-repository").stdout.strip() == b"true"
+    if shallow:
+        hint = (
+            "this is a shallow clone: fetch the history with `git fetch --unshallow` "
+            "(in CI, check out with fetch-depth: 0)"
+        )
+    else:
+        hint = "fetch it first from the remote that has it (`git fetch REMOTE BRANCH`)"
+    raise GitReadError(f"no such revision in this repository; {hint}")
+
+
+def _entries(top: Path, commit: str, folder: str) -> list[TreeEntry]:
+    listed = _git(top, "ls-tree", "-r", "-z", "-l", "--full-tree", commit, "--", folder)
+    if listed.returncode != 0:
+        raise GitReadError(f"cannot list {folder}: {_said(listed)}")
+    out = []
+    for record in listed.stdout.split(b"\0"):
+        if not record:
+            continue
+        meta, _, raw = record.partition(b"\t")
+        mode, kind, obj, size = meta.decode("ascii", "replace").split()
+        path = raw.decode("utf-8", "surrogateescape")
+        out.append(TreeEntry(mode, obj, int(size) if size.isdigit() else -1, path))
+        if kind not in ("blob", "commit"):
+            raise GitReadError(f"{path}: unexpected {kind} object in the tree")
+    return out
+
+
+def _wanted(entry: TreeEntry, folder: str) -> bool:
+    """Whether the loader would read this file from a checkout of the folder: a spec
+    suffix, outside folders whose names start with a dot. Refuses what it must not
+    read: links, submodules, unsafe or oversized names and files."""
+    rel = PurePosixPath(entry.path).relative_to(folder) if folder != "." else None
+    parts = PurePosixPath(entry.path).parts
+    if any(p in ("", ".", "..") or "\\" in p for p in parts) or entry.path.startswith("/"):
+        raise GitReadError(f"{entry.path!r}: a name that is not a plain path; refusing the tree")
+    inside = (rel or PurePosixPath(entry.path)).parts
+    if any(p.startswith(".") for p in inside[:-1]) or not entry.path.endswith(SPEC_SUFFIXES):
+        return False
+    if entry.mode == _LINK:
+        raise GitReadError(f"{entry.path}: a symbolic link; roofgen reads spec files, not links")
+    if entry.mode not in _REGULAR:
+        raise GitReadError(f"{entry.path}: not a regular file (mode {entry.mode})")
+    if entry.size > MAX_FILE_BYTES:
+        raise GitReadError(
+            f"{entry.path}: {entry.size:,} bytes; a spec file holds at most "
+            f"{MAX_FILE_BYTES // (1024 * 1024)} MiB"
+        )
+    return True
+
+
+def _read(top: Path, entries: list[TreeEntry]) -> list[bytes]:
+    """The contents of ``entries``' blobs, through one ``git cat-file --batch``."""
+    if not entries:
+        return []
+    asked = "".join(f"{e.object}\n" for e in entries).encode()
+    batch = _git(top, "cat-file", "--batch", stdin=asked)
+    if batch.returncode != 0:
+        raise GitReadError(f"cannot read the spec files: {_said(batch)}")
+    data, at, out = batch.stdout, 0, []
+    for entry in entries:
+        end = data.find(b"\n", at)
+        header = data[at:end].decode("ascii", "replace").split()
+        if len(header) != 3 or header[1] != "blob":
+            raise GitReadError(
+                f"{entry.path}: object {entry.object} cannot be read "
+                f"(git says: {' '.join(header[1:]) or 'nothing'})"
+            )
+        size = int(header[2])
+        out.append(data[end + 1 : end + 1 + size])
+        at = end + 1 + size + 1
+    return out
+
+
+def export(top: Path, commit: str, folders: list[str], dest: Path) -> list[Path]:
+    """Write the spec files of ``folders`` (paths relative to ``top``) as of ``commit``
+    into ``dest``; the folders that exist at that commit, under ``dest``."""
+    found: list[Path] = []
+    for folder in folders:
+        exists = _git(top, "cat-file", "-e", f"{commit}:{folder}" if folder != "." else commit)
+        if exists.returncode != 0:
+            continue  # not there at that revision: that side has no such specs
+        entries = [e for e in _entries(top, commit, folder) if _wanted(e, folder)]
+        if len(entries) > MAX_FILES or sum(e.size for e in entries) > MAX_REVISION_BYTES:
+            raise GitReadError(
+                f"{folder}: {len(entries):,} spec files, {sum(e.size for e in entries):,} "
+                f"bytes; roofgen reads at most {MAX_FILES:,} files and "
+                f"{MAX_REVISION_BYTES // (1024 * 1024)} MiB from a revision"
+            )
+        for entry, data in zip(entries, _read(top, entries), strict=True):
+            target = dest / entry.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        (dest / folder).mkdir(parents=True, exist_ok=True)
+        found.append(dest / folder)
+    return found

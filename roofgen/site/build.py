@@ -113,7 +113,10 @@ def build_site(
     if checked.failed(strict) or checked.specs is None or checked.analysis is None:
         return result
     try:
-        check_output(output)
+        protected = [settings.root, *settings.specs]
+        if settings.file is not None:
+            protected.append(settings.file.parent)
+        check_output(output, protected)
         extras = site_extras(settings)
     except BuildError as exc:
         result.problems.append(Problem(str(output), 0, 0, "", str(exc)))

@@ -99,7 +99,15 @@ def serve_cmd(paths: tuple[str, ...], output: str | None, port: int, interval: f
     def ready(url: str) -> None:
         say(f"serving {shown(settings.output)} at {url} (Ctrl-C to stop)", fg="green")
 
-    first = serve(spec_paths(paths, settings), settings, settings.output, port=port,
-                  interval=interval, strict=strict, on_build=report, on_ready=ready)  # fmt: skip
+    from roofgen.site.errors import BuildError
+
+    try:
+        first = serve(
+            spec_paths(paths, settings), settings, settings.output, port=port,
+            interval=interval, strict=strict, on_build=report, on_ready=ready,
+        )  # fmt: skip
+    except BuildError as exc:
+        say(str(exc), fg="red")
+        raise Failure(EXIT_INVALID) from None
     if not first.ok:
         raise Failure(EXIT_INVALID)

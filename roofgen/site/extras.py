@@ -49,9 +49,17 @@ def site_extras(settings: Settings) -> Extras:
 
 
 def _source(settings: Settings, value: str, what: str) -> Path:
+    """The team's file ``value``, which must lie inside the project folder (its real
+    path: a link out of the project is refused too), so that no setting can publish
+    another file of the machine."""
     path = Path(value)
     if not path.is_absolute():
         path = settings.root / path
+    if not path.resolve().is_relative_to(settings.root.resolve()):
+        raise BuildError(
+            f"site.{what}: {value} is outside the project folder {settings.root}; the site "
+            "publishes only files of the project: copy it into the project"
+        )
     if not path.is_file():
         raise BuildError(f"site.{what}: {value} is not a file")
     return path

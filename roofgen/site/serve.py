@@ -1,8 +1,11 @@
 """``roofgen serve``: build, serve the output on 127.0.0.1, rebuild when sources change.
 
 Changes are found by polling modification times (specs, templates, the settings
-file and the team's extra files), which works the same on every file system. A
-failed rebuild keeps the previous site; the next change tries again.
+file and the team's extra files), which works the same on every file system; the
+output folder is never watched, even inside a watched folder. A failed rebuild keeps
+the previous site; the next change tries again. The port is taken before the first
+build, so a busy port fails at once. Only files inside the site are served: no path
+with a NUL, no link that leads out of the site.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 from roofgen.config import Settings
 from roofgen.datafiles import data_dir
 from roofgen.site.build import BuildResult
+from roofgen.site.errors import BuildError
 
 __all__ = ["Snapshot", "serve", "snapshot", "watched_paths"]
 
@@ -39,14 +43,24 @@ def watched_paths(paths: Sequence[Path], settings: Settings) -> list[Path]:
     return out
 
 
-def snapshot(paths: Iterable[Path]) -> Snapshot:
-    """(path, mtime, size) of every file under ``paths``, sorted; hidden folders skipped."""
+def _is(folder: Path, other: Path | None) -> bool:
+    try:
+        return other is not None and os.path.samefile(folder, other)
+    except OSError:
+        return False
+
+
+def snapshot(paths: Iterable[Path], skip: Path | None = None) -> Snapshot:
+    """(path, mtime, size) of every file under ``paths``, sorted; hidden folders and the
+    folder ``skip`` (the output, which every build rewrites) left out."""
     entries: list[tuple[str, int, int]] = []
     for path in paths:
         files: list[Path] = []
         if path.is_dir():
             for root, dirs, names in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                dirs[:] = sorted(
+                    d for d in dirs if not d.startswith(".") and not _is(Path(root) / d, skip)
+                )
                 files += [Path(root) / n for n in names]
         elif path.exists():
             files.append(path)
@@ -62,6 +76,19 @@ def snapshot(paths: Iterable[Path]) -> Snapshot:
 class _Handler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
         pass
+
+    def send_head(self) -> Any:
+        """Files inside the site only: a NUL in the path is a bad request, a path that
+        leads out of the site (through a link) is not found."""
+        if "\x00" in self.path or "%00" in self.path:
+            self.send_error(400, "Bad request")
+            return None
+        site = os.path.realpath(self.directory)
+        target = os.path.realpath(self.translate_path(self.path))
+        if target != site and not target.startswith(site + os.sep):
+            self.send_error(404, "File not found")
+            return None
+        return super().send_head()
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", "no-store")
@@ -93,14 +120,18 @@ def serve(
     stop = stop or threading.Event()
     report = on_build or (lambda result: None)
     watch = watched_paths(paths, settings)
-    seen = snapshot(watch)
+    handler = functools.partial(_Handler, directory=str(output))
+    try:  # take the port first: a busy port fails before a build
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as exc:
+        raise BuildError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+    server.daemon_threads = True
+    seen = snapshot(watch, output)
     first = build(paths, settings, output, strict=strict, **build_options)
     report(first)
     if not first.ok:
+        server.server_close()
         return first
-    handler = functools.partial(_Handler, directory=str(output))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
-    server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, name="roofgen-serve", daemon=True)
     thread.start()
     try:
@@ -108,7 +139,7 @@ def serve(
         if on_ready is not None:
             on_ready(f"http://{host!s}:{bound}/")
         while not stop.wait(interval):
-            current = snapshot(watch)
+            current = snapshot(watch, output)
             if current == seen:
                 continue
             seen = current

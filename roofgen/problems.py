@@ -27,7 +27,10 @@ class Problem:
     code: str = ""  # a stable identifier of the rule or check
 
     def format(self) -> str:
-        where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+        """``file:line:col: path: message`` on one line (control characters in the file
+        name, such as a newline, are written escaped)."""
+        file = _one_line(self.file)
+        where = f"{file}:{self.line}:{self.column}" if self.line else file
         path = f" {self.path}:" if self.path else ""
         label = "" if self.severity is Severity.ERROR else f" {self.severity.value}:"
         return f"{where}:{label}{path} {self.message}"
@@ -113,3 +116,10 @@ def _sort_key(p: Problem) -> tuple[str, int, int, str, str]:
 
 def sort_problems(problems: Iterable[Problem]) -> list[Problem]:
     return sorted(problems, key=_sort_key)
+
+
+def _one_line(text: str) -> str:
+    """``text`` with control characters escaped (``\\n``), so it cannot split a line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)

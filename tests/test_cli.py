@@ -150,3 +150,32 @@ def test_every_verb_takes_the_common_flags(verb, capsys, monkeypatch):
     text = capsys.readouterr().out
     for flag in ("--strict", "--quiet", "--verbose"):
         assert flag in text
+
+
+def test_a_newline_in_a_file_name_cannot_split_a_problem_line(tmp_path, capsys) -> None:
+    bad = tmp_path / "a\nb.yaml"
+    bad.write_text("roofgen: 1\nkind: case\n")
+    assert main(["check", str(bad)]) == 1
+    lines = [line for line in capsys.readouterr().err.splitlines() if "b.yaml" in line]
+    assert lines and all("a\\nb.yaml:" in line for line in lines), lines
+
+
+def test_analyze_json_is_strict_json_even_for_extreme_input(tmp_path, capsys) -> None:
+    """A 1e-320 ms median makes the achieved rate overflow to infinity: the JSON says
+    null (unknown), never the non-JSON token Infinity."""
+    case = tmp_path / "case.yaml"
+    shutil.copytree(Path(__file__).parent / "cases" / "valid" / "minimal", tmp_path,
+                    dirs_exist_ok=True)  # fmt: skip
+    text = case.read_text()
+    assert "median: 1.1 ms, q1: 1.09 ms, q3: 1.12 ms" in text
+    case.write_text(text.replace("median: 1.1 ms, q1: 1.09 ms, q3: 1.12 ms",
+                                 "median: 1e-320 ms, q1: 1e-320 ms, q3: 1e-320 ms"))  # fmt: skip
+    assert main(["analyze", "--format", "json", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+
+    def refuse(token: str) -> None:
+        raise AssertionError(f"{token} is not JSON")
+
+    doc = json.loads(out, parse_constant=refuse)
+    launch = doc["cases"][0]["variants"][0]["launches"][0]
+    assert launch["achieved_flop_per_s"] is None

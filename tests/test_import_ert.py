@@ -175,3 +175,28 @@ def test_every_importer_is_a_verb_of_roofgen_import() -> None:
         module = importlib.import_module(importer.module)
         assert importer.writes in ("case", "machine")
         assert module.__doc__, importer.module
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ('{"empirical": {"gflops": "caf\xe9"}}'.encode("latin-1"), "not UTF-8 text (byte"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (
+            b'{"empirical": {"gflops": {"data": [["FP64", ' + b"9" * 5000 + b"]]}}}",
+            "a number of 5,000 characters",
+        ),
+    ],
+    ids=["latin-1", "deep", "5000-digits"],
+)
+def test_hostile_ert_files_are_refused_with_a_message(tmp_path, capsys, content, said) -> None:
+    """Each used to end in an internal error (exit 4)."""
+    from roofgen.cli import main
+
+    path = tmp_path / "roofline.json"
+    path.write_bytes(content)
+    status = main(["import", "ert", str(path), "-o", str(tmp_path / "m.yaml"), "--id", "m",
+                   "--name", "M", "--sm-clock", "1 GHz"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1 and said in err, err
+    assert not (tmp_path / "m.yaml").exists()

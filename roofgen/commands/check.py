@@ -11,6 +11,7 @@ from roofgen.commands.common import (
     Failure,
     common,
     count_problems,
+    json_text,
     run_check,
     say,
     write_output,
@@ -59,7 +60,7 @@ def analyze_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, stri
     if result.failed(strict) or result.analysis is None:
         raise Failure(EXIT_INVALID)
     if fmt == "json":
-        text = json.dumps(analysis_document(result), indent=2) + "\n"
+        text = json_text(analysis_document(result))
     elif fmt == "csv":
         text = analysis_csv(result)
     else:

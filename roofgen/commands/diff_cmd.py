@@ -8,7 +8,6 @@ the working tree is not touched, and ``.gitattributes`` cannot hide a file).
 from __future__ import annotations
 
 import contextlib
-import json
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from roofgen.commands.common import (
     Failure,
     common,
     current_settings,
+    json_text,
     report_problems,
     say,
     write_output,
@@ -60,7 +60,7 @@ def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool, fail_pct:
             report = markdown(d, base, head, settings.site.get("url"),
                               settings.site.get("preview_url"))  # fmt: skip
         elif fmt == "json":
-            report = json.dumps(json_doc(d, base, head), indent=2) + "\n"
+            report = json_text(json_doc(d, base, head))
         else:
             report = text(d, base, head)
         write_output(report, output, force)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from roofgen.commands.common import (
@@ -11,6 +9,7 @@ from roofgen.commands.common import (
     EXIT_USAGE,
     Failure,
     common,
+    json_text,
     run_check,
     say,
     write_output,
@@ -55,7 +54,7 @@ def explain_cmd(selector: str, paths: tuple[str, ...], fmt: str, output: str, fo
         raise Failure(EXIT_INVALID) from None
     if fmt == "json":
         doc = explanation_json(e) | {"problems": [p.to_json() for p in result.problems]}
-        text = json.dumps(doc, indent=2) + "\n"
+        text = json_text(doc)
     else:
         text = explanation_text(e)
     write_output(text, output, force)

@@ -61,13 +61,42 @@ class ErtRun:
         return None if value is None else str(value)
 
 
-def read_ert(path: Path) -> ErtRun:
+MAX_ERT_BYTES = 64 * 1024 * 1024  # a roofline.json is a few kB
+
+
+def _number(text: str) -> float | int:
+    """A JSON number, as ``json`` reads it; refused past 100 characters (no measurement
+    has them, and Python's int refuses 4,300 digits with an error of its own)."""
+    if len(text) > 100:
+        raise ValueError(f"a number of {len(text):,} characters")
+    return float(text) if any(c in text for c in ".eE") else int(text)
+
+
+def _load_json(path: Path) -> Any:
+    """The JSON of ``path``; anything that is not a JSON file of sane size, encoding,
+    depth and numbers is an :class:`ImportFailure` that says what it is."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        if path.stat().st_size > MAX_ERT_BYTES:
+            raise ImportFailure(f"{path}: over {MAX_ERT_BYTES // 2**20} MiB: not a roofline.json")
+        text = path.read_bytes().decode("utf-8-sig")
+        return json.loads(text, parse_int=_number, parse_float=_number)
     except OSError as exc:
         raise ImportFailure(f"{path}: cannot read the file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ImportFailure(
+            f"{path}: not UTF-8 text (byte {exc.start} is 0x{exc.object[exc.start]:02x}): "
+            "ERT writes its roofline.json in UTF-8"
+        ) from None
     except json.JSONDecodeError as exc:
         raise ImportFailure(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise ImportFailure(f"{path}: nested too deeply to be an ERT roofline.json") from None
+    except ValueError as exc:
+        raise ImportFailure(f"{path}: not an ERT roofline.json: {exc}") from None
+
+
+def read_ert(path: Path) -> ErtRun:
+    data = _load_json(path)
     empirical = data.get("empirical") if isinstance(data, dict) else None
     if not isinstance(empirical, dict):
         raise ImportFailure(

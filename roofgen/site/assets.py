@@ -203,7 +203,7 @@ def vega_bundle_js(cache_dir: Path | None = None) -> str:
     )
     try:
         cached = cache.read_text(encoding="utf-8")
-    except OSError:
+    except (OSError, ValueError):  # unreadable or not text: rebuilt below
         cached = ""
     if _looks_complete(cached):
         return cached

@@ -23,7 +23,7 @@ from typing import Any
 from roofgen.analysis.analyse import CaseResult, LaunchResult
 from roofgen.charts import ChartPoint, RoofLine, RooflineInput
 from roofgen.charts.kinds import ChartInput, build_chart
-from roofgen.files import write_atomic
+from roofgen.files import write_cache_entry
 from roofgen.model import ComputeUnit, Machine, Roof
 from roofgen.site.renderers import Renderers
 from roofgen.version import __version__
@@ -277,11 +277,18 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def _nonempty(path: Path) -> bool:
+def _whole_svg(path: Path) -> bool:
+    """Whether the cached file is a whole SVG as roofgen writes them (a truncated or
+    damaged entry is rendered again, never copied into the site)."""
     try:
-        return path.stat().st_size > 0
+        with path.open("rb") as f:
+            head = f.read(5)
+            f.seek(0, 2)
+            f.seek(max(f.tell() - 16, 0))
+            tail = f.read()
     except OSError:
         return False
+    return head == b"<svg " and tail.rstrip().endswith(b"</svg>")
 
 
 def render_svg(spec: dict[str, Any]) -> str:
@@ -342,7 +349,8 @@ class ChartStore:
         self.stats.specs_built += 1
         if path is not None:
             entry = {"digest": chart.digest, "spec": spec}
-            write_atomic(path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+            # A cache that cannot be written costs time, never the build.
+            write_cache_entry(path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
         return chart
 
     def svgs(
@@ -364,7 +372,7 @@ class ChartStore:
             if digest in out or digest in missing:
                 continue
             path = self.dir / f"svg-{digest}.svg" if self.dir is not None else None
-            if path is not None and _nonempty(path):
+            if path is not None and _whole_svg(path):
                 out[digest] = path
                 self.stats.svgs_cached += 1
             else:
@@ -403,8 +411,10 @@ class PendingSvgs:
             self.out[digest] = svg
             self.store.stats.svgs_rendered += 1
             if folder is not None:
-                write_atomic(folder / f"svg-{digest}.svg", svg)
-                self.out[digest] = folder / f"svg-{digest}.svg"
+                cached = folder / f"svg-{digest}.svg"
+                write_cache_entry(cached, svg)  # skipped where the cache cannot be written
+                if cached.is_file():
+                    self.out[digest] = cached
             if progress is not None:
                 progress(done, self.total)
         return self.out

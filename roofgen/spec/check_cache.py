@@ -58,7 +58,7 @@ def read(cache_dir: Path, digest: str) -> Any:
     try:
         with path.open("rb") as f:
             return pickle.load(f)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+    except Exception:  # a damaged or foreign entry is a miss, whatever it raises
         return None
 
 

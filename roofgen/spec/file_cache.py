@@ -45,7 +45,7 @@ class DocumentCache:
         try:
             with (self.dir / f"{_PREFIX}{key}.pickle").open("rb") as f:
                 entry = pickle.load(f)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        except Exception:  # a damaged or foreign entry is a miss, whatever it raises
             return None
         if not (isinstance(entry, tuple) and len(entry) == 2):
             return None

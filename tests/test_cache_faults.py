@@ -1,0 +1,48 @@
+"""A cache can only make roofgen faster: a cache folder that cannot be written, or
+entries that are damaged in any way, cost time and never fail a check or a build."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from roofgen.cli import main
+
+MINIMAL = Path(__file__).parent / "cases" / "valid" / "minimal"
+
+
+def test_an_unwritable_cache_folder_only_costs_time(tmp_path, monkeypatch, capsys) -> None:
+    shutil.copytree(MINIMAL, tmp_path / "specs")
+    (tmp_path / "blocker").write_text("a file where the cache's parent folder should be\n")
+    monkeypatch.chdir(tmp_path)
+    for jobs in ("0", "2"):
+        status = main(["build", "specs", "-j", jobs, "-o", f"site{jobs}",
+                       "--cache-dir", "blocker/cache"])  # fmt: skip
+        assert status == 0, capsys.readouterr().err
+        assert (tmp_path / f"site{jobs}" / "index.html").is_file()
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"", b"\x80\x05garbage", b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00K\x01.", b"x" * 64],
+    ids=["empty", "truncated", "another-type", "not-a-pickle"],
+)
+def test_damaged_cache_entries_are_misses(tmp_path, monkeypatch, capsys, garbage) -> None:
+    shutil.copytree(MINIMAL, tmp_path / "specs")
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "specs", "-j", "0", "--cache-dir", "cache"]) == 0
+    entries = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert any(p.suffix == ".pickle" for p in entries)
+    for entry in entries:
+        entry.write_bytes(garbage)
+    capsys.readouterr()
+    for _ in range(2):  # the damaged entries are rewritten, then read back
+        assert main(["build", "specs", "-j", "0", "--cache-dir", "cache"]) == 0, (
+            capsys.readouterr().err
+        )
+    assert (tmp_path / "site" / "index.html").is_file()
+    svgs = list((tmp_path / "site" / "assets" / "charts").glob("*.svg"))
+    assert svgs and all(p.read_bytes().startswith(b"<svg ") for p in svgs)
+    assert all(p.read_bytes().rstrip().endswith(b"</svg>") for p in svgs)

@@ -601,3 +601,27 @@ def test_ncu_rep_without_the_package_says_how_to_get_it(tmp_path, capsys, monkey
     (tmp_path / "r.ncu-rep").write_bytes(b"fake")
     assert main(["import", "ncu", "r.ncu-rep", "--machine", "a100-40gb-sxm", "-o", "r.yaml"]) == 1
     assert "pip install 'roofgen[ncu-rep]'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('"5,323,503,232.00"', '"1e999999999"'),  # a counter beyond any float
+        ('"(640, 1280, 1)"', '"(' + "9" * 5000 + ', 1, 1)"'),  # a 5,000-digit grid
+    ],
+    ids=["huge-exponent", "huge-grid"],
+)
+def test_unreadable_numbers_are_unknown_not_an_internal_error(tmp_path, capsys, old, new):
+    """Each used to end in exit 4; the value is now unreadable, so unknown."""
+    source = (DATA / "01_sgemm.csv").read_text()
+    assert old in source
+    bad = tmp_path / "bad.csv"
+    bad.write_text(source.replace(old, new, 1))
+    for extra in ([], ["--partial"]):
+        status = main(["import", "ncu", str(bad), "--machine", "a100-40gb-sxm",
+                       "-o", str(tmp_path / "case.yaml"), "--force", *extra])  # fmt: skip
+        err = capsys.readouterr().err
+        assert status in (0, 1) and "internal error" not in err, err
+    assert status == 0
+    text = (tmp_path / "case.yaml").read_text()
+    assert "1e999999999" not in text and "9" * 100 not in text

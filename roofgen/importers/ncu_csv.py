@@ -156,17 +156,24 @@ def parse_number(text: str) -> Decimal | None:
     cleaned = text.strip().replace(",", "").replace("\u202f", "").replace(" ", "")
     if not cleaned:
         return None
+    if len(cleaned) > 64:  # no counter has more digits; Decimal would take any
+        return None
     try:
         value = Decimal(cleaned)
     except InvalidOperation:
         return None
-    return value if value.is_finite() else None
+    # Beyond a float's range no counter, time or rate is real (1e999999999): unreadable.
+    if not value.is_finite() or (value and not -300 <= value.adjusted() <= 300):
+        return None
+    return value
 
 
 def parse_dims(text: str) -> tuple[int, ...] | None:
     """``"(640, 1280, 1)"`` -> (640, 1280, 1)."""
     numbers = re.findall(r"\d+", text or "")
-    return tuple(int(n) for n in numbers) if numbers else None
+    if not numbers or any(len(n) > 12 for n in numbers):  # a grid of 10^12 blocks is no grid
+        return None
+    return tuple(int(n) for n in numbers)
 
 
 def read_profiles(paths: Iterable[Path]) -> Profile:

@@ -117,6 +117,22 @@ def test_explain_on_a_v100_fp64_gemm_recommends_no_tensor_cores(tmp_path, monkey
     assert "FP32 on the FP32 pipe (15.7 TFLOP/s, 2.01x)" in recs["faster-precision"]["text"]
 
 
+def test_the_library_v100_gets_no_tensor_core_advice_for_fp64(tmp_path, monkeypatch, capsys):
+    # roofgen's own V100 (version 1) lists tensor peaks at FP16 only, as the whitepaper
+    # does; its FP64 roof is the measured 7068.86 GFLOP/s (NERSC ERT): 80% of it.
+    time_ms = round(GEMM_FLOP / 7068.86e9 * 1e3 / 0.8, 3)
+    case = gemm_case("{id: v100-sxm2, version: 1}", "fp64", "fp64", time_ms)
+    (tmp_path / "case.yaml").write_text(case, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert main(["explain", "c/k", "-q", "case.yaml"]) == 0
+    text = capsys.readouterr().out
+    assert "binds      FP64 pipe (compute.fp64)" in text
+    assert "Reach the vector pipe's roof:" in text
+    assert "Use the tensor cores" not in text and "mma" not in text
+    assert "Tensor Cores" not in text  # the technique's name
+
+
 @pytest.mark.parametrize(
     ("ident", "ratio", "instructions", "library"),
     [

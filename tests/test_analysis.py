@@ -339,6 +339,9 @@ def test_launches_each_cleanly_bound_by_another_resource_do_not_make_the_variant
         "compute.tensor": pytest.approx(0.72), "memory.hbm": pytest.approx(0.28),
     }  # fmt: skip
     assert (v.binding, v.runner_up, v.klass) == ("compute.tensor", "memory.hbm", "bound")
+    from roofgen.report.analysis import variant_json
+
+    assert variant_json(v)["binding_shares"] == v.binding_shares
     assert v.verdict == (
         "compute.tensor-bound at 83% of the bound; of the bound time 72% in compute.tensor-bound "
         "launches, 28% in memory.hbm-bound launches; runner-up memory.hbm: without "

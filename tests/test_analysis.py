@@ -321,6 +321,54 @@ def test_variant_binding_is_a_resource_that_binds_some_launch(a100):
     assert v.klass == "co-bound"
 
 
+def test_launches_each_cleanly_bound_by_another_resource_do_not_make_the_variant_co_bound(a100):
+    # A100: tensor BF16 312 TFLOP/s, HBM 1.555 TB/s.
+    # Launch A: tensor 561.6e9 / 312e12 = 1.8 ms, HBM 0.311e9 / 1.555e12 = 0.2 ms.
+    # Launch B: HBM 1.0885e9 / 1.555e12 = 0.7 ms, tensor 31.2e9 / 312e12 = 0.1 ms.
+    # The bound is 1.8 + 0.7 = 2.5 ms: 1.8 / 2.5 = 72% in tensor-bound launches, 28% in
+    # HBM-bound ones. Without the tensor cores it would be 0.2 + 0.7 = 0.9 ms (36%, HBM),
+    # far from the 85% a co-bound class needs.
+    launches = [
+        {"time": "2 ms", "flops": {"tensor": {"bf16": 561.6e9}}, "bytes": {"hbm": 0.311e9}},
+        {"time": "1 ms", "flops": {"tensor": {"bf16": 31.2e9}}, "bytes": {"hbm": 1.0885e9}},
+    ]
+    v = run(a100, launches).cases[0].variants[0]
+    assert [x.binding for x in v.launches] == ["compute.tensor", "memory.hbm"]
+    assert v.lower_bound_s == pytest.approx(2.5e-3)
+    assert v.binding_shares == {
+        "compute.tensor": pytest.approx(0.72), "memory.hbm": pytest.approx(0.28),
+    }  # fmt: skip
+    assert (v.binding, v.runner_up, v.klass) == ("compute.tensor", "memory.hbm", "bound")
+    from roofgen.report.analysis import variant_json
+
+    assert variant_json(v)["binding_shares"] == v.binding_shares
+    assert v.verdict == (
+        "compute.tensor-bound at 83% of the bound; of the bound time 72% in compute.tensor-bound "
+        "launches, 28% in memory.hbm-bound launches; runner-up memory.hbm: without "
+        "compute.tensor the bound would be 36% of it (co-bound margin 15%, below-roofs "
+        "threshold 50%)"
+    )  # efficiency 2.5 ms / 3 ms = 83%
+
+
+def test_the_variant_runner_up_is_what_binds_without_the_binding_resource(a100):
+    # A100: HBM 1.555 TB/s, L2 7.05 TB/s. Launches A and B: HBM 1 ms (1.555e9 B), L2
+    # 0.68 ms (4.794e9 B) each; launch C: L2 0.1 ms (0.705e9 B), HBM 0.05 ms (77.75e6 B).
+    # L2 binds only C (0.1 of the 2.1 ms bound: 5%), but without HBM the bound would be
+    # 0.68 + 0.68 + 0.1 = 1.46 ms, 1.46 / 2.1 = 70% of it: L2 is the runner-up at 70%, not 5%.
+    flops = {"tensor": {"bf16": 1e9}}  # 3.2 us: binds nothing
+    launches = [
+        {"time": "1.2 ms", "flops": flops, "bytes": {"hbm": 1.555e9, "l2": 4.794e9}},
+        {"time": "1.2 ms", "flops": flops, "bytes": {"hbm": 1.555e9, "l2": 4.794e9}},
+        {"time": "0.2 ms", "flops": flops, "bytes": {"hbm": 77.75e6, "l2": 0.705e9}},
+    ]
+    v = run(a100, launches).cases[0].variants[0]
+    assert v.lower_bound_s == pytest.approx(2.1e-3)
+    assert v.binding_shares["memory.hbm"] == pytest.approx(2.0 / 2.1)
+    assert (v.binding, v.runner_up, v.klass) == ("memory.hbm", "memory.l2", "bound")
+    assert "95% in memory.hbm-bound launches, 5% in memory.l2-bound launches" in v.verdict
+    assert "runner-up memory.l2: without memory.hbm the bound would be 70% of it" in v.verdict
+
+
 def test_a_measured_roof_taken_at_another_clock_is_restated_at_the_machine_clock(a100):
     machine = {**a100, "compute": [
         {"id": "tensor", "kind": "tensor",

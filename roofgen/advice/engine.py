@@ -1,7 +1,7 @@
 """The recommendation engine: analysis results and rules in, recommendations out. Pure.
 
-Every active rule of the right scope whose ``when`` conditions all hold, and whose
-``unless`` conditions do not all hold, gives one recommendation: its message filled
+Every active rule of the right scope whose ``when`` conditions all hold, and none of
+whose ``unless`` condition sets holds in full, gives one recommendation: its message filled
 with the facts' numbers, the gain bound (the headroom to the binding roof and, beyond
 it, the runner-up's roof), and the techniques that fit. Recommendations are ordered by
 severity, then by their rules' order.
@@ -73,7 +73,7 @@ def matches(conditions: Conditions, facts: Facts) -> bool:
 def applies(rule: RecRule, facts: Facts) -> bool:
     if not rule.active or rule.scope != facts.scope or not matches(rule.when, facts):
         return False
-    return rule.unless is None or not matches(rule.unless, facts)
+    return not any(matches(u, facts) for u in rule.unless)
 
 
 def _ordered(rules: RuleSet, scope: str) -> list[RecRule]:
@@ -87,9 +87,7 @@ def _recommend(
 ) -> tuple[Recommendation, ...]:
     out = []
     for rule in ordered:
-        if not matches(rule.when, facts) or (
-            rule.unless is not None and matches(rule.unless, facts)
-        ):
+        if not matches(rule.when, facts) or any(matches(u, facts) for u in rule.unless):
             continue
         text = {**facts.text, "metrics": ", ".join(rule.metrics) or "n/a"}
         gain = facts.gain if rule.gain == "binding" else None

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import prod
 
+from roofgen.advice.hardware import architecture, faster_precisions, tensor_speedup
 from roofgen.advice.rules import PLACEHOLDERS
 from roofgen.analysis.analyse import CaseResult, LaunchResult, VariantResult
 from roofgen.analysis.compare import CaseComparison, Movement
@@ -107,6 +108,40 @@ def _gain(time_s: float, seconds: Mapping[str, float], binding: str | None) -> G
         nxt[0] if nxt else None,
         time_s / nxt[1] if nxt else None,
     )
+
+
+def _cache_levels(unknown: Sequence[str], machine: Machine, names: Mapping[str, str]) -> str:
+    """The cache levels (last-level cache, L1 and shared memory) among ``unknown``."""
+    caches = [
+        names.get(x, x)
+        for x in unknown
+        if x.startswith("memory.")
+        and (level := machine.level(x.partition(".")[2])) is not None
+        and level.role in ("llc", "l1")
+    ]
+    return ", ".join(caches) or "none"
+
+
+def _hardware(
+    machine: Machine, precision: str | None, binding: str | None
+) -> tuple[dict[str, float | None], dict[str, str]]:
+    """What the machine offers beyond the binding unit: numbers and texts."""
+    unit = binding.partition(".")[2] if binding and binding.startswith("compute.") else None
+    speedup = tensor_speedup(machine, precision, unit) if unit else None
+    faster = faster_precisions(machine, precision, unit) if unit else ()
+    arch = architecture(machine)
+    numbers = {
+        "tensor_speedup": speedup,
+        "faster_precision": max((f.speedup for f in faster), default=None),
+    }
+    text = {
+        "tensor_speedup": fmt_ratio(speedup),
+        "tensor_instructions": arch.instructions,
+        "libraries": arch.libraries,
+        "architecture": arch.name or "n/a",
+        "faster_precisions": "; ".join(f.text() for f in faster) or "none",
+    }
+    return numbers, text
 
 
 def _base_text() -> dict[str, str]:
@@ -232,9 +267,13 @@ def launch_facts(
         "datasheet_gap": abs(datasheet - r.efficiency)
         if datasheet is not None and r.efficiency is not None
         else None,
+        "time_us": r.time_s * 1e6,
     }
+    hardware_numbers, hardware_text = _hardware(machine, _precision(kernel, r), r.binding)
+    numbers.update(hardware_numbers)
     gain = _gain(r.time_s, r.bound_s, r.binding)
     text = _base_text()
+    text.update(hardware_text)
     text.update(
         case=case.case.id,
         variant=v.variant,
@@ -259,6 +298,7 @@ def launch_facts(
         grid_per_sm=f"{numbers['grid_per_sm']:.2g}" if numbers["grid_per_sm"] else "n/a",
         syncs=str(measurement.syncs) if measurement.syncs is not None else "n/a",
         missing=", ".join(names.get(x, x) for x in r.coverage.unknown) or "none",
+        missing_caches=_cache_levels(r.coverage.unknown, machine, names),
         share=fmt_percent(r.share_of_variant),
         speedup=fmt_ratio(moved.speedup.value) if moved else "n/a",
         noise=moved.speedup.noise if moved else "n/a",

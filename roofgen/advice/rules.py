@@ -86,6 +86,12 @@ PLACEHOLDERS = frozenset(
         "memory_bound_launches",
         "clock_scale",
         "intensity",
+        "missing_caches",
+        "tensor_speedup",
+        "tensor_instructions",
+        "libraries",
+        "architecture",
+        "faster_precisions",
     }
 )
 
@@ -123,7 +129,7 @@ class RecRule:
     enabled: bool = True
     title: str = ""
     when: Conditions = field(default_factory=Conditions)
-    unless: Conditions | None = None
+    unless: tuple[Conditions, ...] = ()  # the rule does not apply when any of these holds
     gain: str = "binding"
     techniques: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
@@ -147,6 +153,13 @@ def _conditions(data: Mapping[str, Any] | None) -> Conditions:
     return Conditions(sets, ranges)
 
 
+def _unless(data: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None) -> tuple[Conditions, ...]:
+    """``unless``: one set of conditions, or a list of them (any one holding skips)."""
+    if data is None:
+        return ()
+    return tuple(_conditions(d) for d in ([data] if isinstance(data, Mapping) else data))
+
+
 def _enabled(value: Any) -> bool:
     return value not in (False, "off")
 
@@ -160,7 +173,7 @@ def _rule(entry: Mapping[str, Any]) -> RecRule:
         enabled=_enabled(entry.get("enabled", True)),
         title=entry.get("title", ""),
         when=_conditions(entry.get("when")),
-        unless=_conditions(entry["unless"]) if "unless" in entry else None,
+        unless=_unless(entry.get("unless")),
         gain=entry.get("gain", "binding"),
         techniques=tuple(entry.get("techniques", ())),
         metrics=tuple(entry.get("metrics", ())),

@@ -8,7 +8,14 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from roofgen.analysis.bounds import BASES, Bounds, Thresholds, clock_scale, launch_bounds, resources
-from roofgen.analysis.classify import Class, classify, classify_ranked, verdict
+from roofgen.analysis.classify import (
+    Class,
+    classify,
+    classify_ranked,
+    rank_variant,
+    variant_verdict,
+    verdict,
+)
 from roofgen.analysis.facts import fact_note, launch_facts, variant_facts
 from roofgen.analysis.inputs import LaunchInputs, LaunchKindT, VariantInputs, VariantKindT, work
 from roofgen.analysis.instruction import InstructionCeilings, instruction_ceilings
@@ -119,6 +126,8 @@ class VariantResult:
     verdict: str
     inputs: VariantInputs = field(compare=False, repr=False)  # what the kinds are computed from
     facts: tuple[str, ...] = ()  # launch-bound: the step's launch costs nearly fill its time
+    # binding resource -> fraction of the step's bound time in the launches it binds
+    binding_shares: dict[str, float] = field(default_factory=dict)
 
     def get(self, kind: type[VariantKindT]) -> VariantKindT:
         """This step's result of the roofline ``kind`` (e.g. ``RuntimeResult``)."""
@@ -250,12 +259,10 @@ def variant_result(
     unknown = tuple(sorted({u for b in per_basis["measured"] for u in b.unknown} - set(totals)))
     # The variant's binding resource is the one that binds most of the step's bound time
     # (launches run in order), not the largest sum of per-resource times: a resource
-    # that limits no launch must not be named.
-    shares: dict[str, float] = {}
-    for r in results:
-        if r.binding is not None and r.lower_bound_s is not None:
-            shares[r.binding] = shares.get(r.binding, 0.0) + r.calls * r.lower_bound_s
-    merged = Bounds(shares, unknown, {})
+    # that limits no launch must not be named. The runner-up is what would bind were
+    # it infinitely fast, so launches each cleanly bound by a different resource do not
+    # make the variant co-bound.
+    ranking = rank_variant([(r.calls, r.bound_s, r.binding, r.lower_bound_s) for r in results])
     enough = all(r.klass != "insufficient-data" for r in results)
     efficiency = lower / time_s if lower is not None and enough else None
     by_basis: dict[str, float | None] = {}
@@ -266,13 +273,16 @@ def variant_result(
             if enough and all(s is not None for s in bs)
             else None
         )
-    klass = classify_ranked(merged.ranked(), efficiency, t) if enough else "insufficient-data"
-    ranked = merged.ranked()
-    text = verdict(klass, merged, efficiency, t)
+    klass = classify_ranked(ranking.ranked(), efficiency, t) if enough else "insufficient-data"
+    binding, runner_up = ranking.binding, ranking.runner_up
+    if klass == "insufficient-data":
+        text = verdict(klass, Bounds({}, unknown, {}), efficiency, t)
+    else:
+        text = variant_verdict(klass, ranking, efficiency, t)
     if len(results) == 1:  # one launch: the variant is that launch
         only = results[0]
         klass, text = only.klass, only.verdict
-        ranked = [(r, 0.0) for r in (only.binding, only.runner_up) if r is not None]
+        binding, runner_up = only.binding, only.runner_up
     flop = [r.flop for r in results]
     achieved = (
         sum(c * f for c, f in zip(calls, flop, strict=True) if f is not None) / time_s
@@ -293,8 +303,8 @@ def variant_result(
         lower_bound_s=lower,
         serial_bound_s=serial,
         bound_s=totals,
-        binding=ranked[0][0] if ranked else None,
-        runner_up=ranked[1][0] if len(ranked) > 1 else None,
+        binding=binding,
+        runner_up=runner_up,
         klass=klass,
         efficiency=efficiency,
         efficiency_by_basis=by_basis,
@@ -307,6 +317,7 @@ def variant_result(
         verdict=text,
         inputs=inputs,
         facts=facts,
+        binding_shares=ranking.shares,
     )
 
 

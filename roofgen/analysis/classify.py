@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from roofgen.analysis.bounds import Bounds, Thresholds
@@ -62,3 +64,96 @@ def verdict(
     if klass == "co-bound":
         return f"co-bound by {top} and {ranked[1][0]}: {eff} of the bound{runner} {limits}"
     return f"{top}-bound at {eff} of its roof{runner} {limits}"
+
+
+@dataclass(frozen=True)
+class VariantRanking:
+    """What binds a variant (launches run in order, so their bounds add up).
+
+    ``shares``: per resource, the fraction of the variant's bound time spent in launches
+    that resource binds. ``binding``: the resource with the largest share.
+    ``without_s``: the variant's bound were the binding resource infinitely fast (the
+    sum over launches of calls x the longest time of the other resources);
+    ``runner_up``: the resource that binds most of that time.
+    """
+
+    bound_s: float
+    shares: dict[str, float]
+    binding: str | None
+    runner_up: str | None
+    without_s: float
+
+    def ranked(self) -> list[tuple[str, float]]:
+        """The binding resource with the bound, the runner-up with the bound without the
+        binding resource (what :func:`classify_ranked` compares)."""
+        out = [(self.binding, self.bound_s)] if self.binding is not None else []
+        if self.runner_up is not None:
+            out.append((self.runner_up, self.without_s))
+        return out
+
+
+def _top(seconds: Mapping[str, float]) -> tuple[str, float] | None:
+    return min(seconds.items(), key=lambda kv: (-kv[1], kv[0]), default=None)
+
+
+def rank_variant(
+    launches: Sequence[tuple[int, Mapping[str, float], str | None, float | None]],
+) -> VariantRanking:
+    """Rank the resources of a variant from its launches' ``(calls, seconds per
+    resource, binding resource, bound)``."""
+    per_resource: dict[str, float] = {}
+    for calls, _, launch_binding, launch_bound in launches:
+        if launch_binding is not None and launch_bound is not None:
+            per_resource[launch_binding] = (
+                per_resource.get(launch_binding, 0.0) + calls * launch_bound
+            )
+    bound = sum(per_resource.values())
+    binding = _top(per_resource)
+    if binding is None or bound <= 0:
+        return VariantRanking(bound, {}, None, None, 0.0)
+    without: dict[str, float] = {}
+    for calls, seconds, _, _ in launches:
+        nxt = _top({r: s for r, s in seconds.items() if r != binding[0]})
+        if nxt is not None:
+            without[nxt[0]] = without.get(nxt[0], 0.0) + calls * nxt[1]
+    runner = _top(without)
+    return VariantRanking(
+        bound,
+        {r: s / bound for r, s in sorted(per_resource.items(), key=lambda kv: (-kv[1], kv[0]))},
+        binding[0],
+        runner[0] if runner is not None else None,
+        sum(without.values()),
+    )
+
+
+def variant_verdict(
+    klass: Class, ranking: VariantRanking, efficiency: float | None, t: Thresholds
+) -> str:
+    """The verdict of a variant of several launches: what binds, the shares of the bound
+    time by binding resource, and the runner-up (what would bind without the first)."""
+    if klass == "insufficient-data" or ranking.binding is None:
+        return "insufficient data: a launch has no bound"
+    top = ranking.binding
+    limits = (
+        f"(co-bound margin {t.co_bound_margin:.0%}, "
+        f"below-roofs threshold {t.below_roofs_efficiency:.0%})"
+    )
+    eff = f"{efficiency:.0%}" if efficiency is not None else "?"
+    parts = [
+        f"{share:.0%} in {r}-bound launches" if share >= 0.005 else f"under 1% in {r}-bound"
+        for r, share in ranking.shares.items()
+    ]
+    shares = "; of the bound time " + ", ".join(parts)
+    runner = ""
+    if ranking.runner_up is not None:
+        runner = (
+            f"; runner-up {ranking.runner_up}: without {top} the bound would be "
+            f"{ranking.without_s / ranking.bound_s:.0%} of it"
+        )
+    if klass == "below-roofs":
+        head = f"below all roofs: {eff} of the bound, mostly {top}"
+    elif klass == "co-bound":
+        head = f"co-bound by {top} and {ranking.runner_up}: {eff} of the bound"
+    else:
+        head = f"{top}-bound at {eff} of the bound"
+    return f"{head}{shares}{runner} {limits}"

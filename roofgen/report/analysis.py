@@ -119,6 +119,7 @@ def variant_json(v: VariantResult) -> dict[str, Any]:
         "achieved_flop_per_s": v.achieved_flop_per_s,
         "binding": v.binding,
         "runner_up": v.runner_up,
+        "binding_shares": v.binding_shares,
         "class": v.klass,
         "bound_s": v.bound_s,
         "lower_bound_s": v.lower_bound_s,

@@ -195,6 +195,16 @@ def test_attention_decode_reads_the_whole_kv_cache_once():
     assert by_seq.bytes_min == m.bytes_min and by_seq.flop == m.flop
 
 
+def test_a_kv_cache_type_sets_what_k_and_v_move_not_the_arithmetics_precision():
+    shape = {"batch": 32, "heads": 32, "kv_heads": 8, "seq_q": 1, "seq_kv": 8192, "head_dim": 128}
+    m = model("attention", shape, {**QKVO, "kv_cache": "fp8-e4m3"}, phase="decode")
+    kv_cache = 32 * 8 * 8192 * 128 * 2 * 1  # K and V at one byte: 512 MiB
+    assert m.bytes_min == kv_cache + 2 * 32 * 32 * 128 * 2 == 537_395_200  # + Q + O, bf16
+    assert m.matrix_precision == "bf16"  # dequantised: the dot products stay bf16
+    only_cache = model("attention", shape, {"q": "bf16", "kv_cache": "fp8"}, phase="decode")
+    assert only_cache.bytes_min == m.bytes_min  # O takes q's type, not the cache's
+
+
 def test_softmax_layernorm_rmsnorm():
     rows, cols = 4096, 32768
     n = rows * cols
@@ -374,6 +384,17 @@ def test_a_model_that_would_count_below_zero_is_refused_with_its_shape(monkeypat
         "the reduction shape {n: 8}: gives negative counts (vector FLOPs -1); check its keys"
     )
     assert shape_error("reduction", {"n": 8}, {"x": "fp32"}) == outcome.reason
+
+
+def test_a_kv_cache_type_on_a_kernel_without_one_is_a_located_error(tmp_path, capsys, monkeypatch):
+    kernel = GEMM_1024[:-2] + ", kv_cache: fp8}}"
+    write(tmp_path, case_yaml(kernel, f"        measurement: {{time: {TIME}}}\n"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "."]) == 1
+    assert (
+        "kernels[0].dtypes.kv_cache: kv_cache (the type K and V are stored in) applies to "
+        "attention kernels only; give this kernel's tensors their own types"
+    ) in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- modelled

@@ -15,7 +15,9 @@ executed (padding, masked blocks computed anyway, recomputation).
 Each tensor's dtype is read by its name in the kernel's ``dtypes`` (GEMM ``a``, ``b``,
 ``c``; attention ``q``, ``k``, ``v``, ``o``; conv2d ``x``, ``w``, ``y``; the others
 ``x`` and ``y``; optional ``bias``, ``weight``, ``lse``); a tensor not named there takes
-the first dtype listed (accumulator types excluded).
+the first dtype listed (accumulator types excluded). An attention kernel's ``kv_cache``
+names the type K and V are stored in (the bytes they move) apart from the type they are
+computed in (``k``, ``v``): an FP8 KV cache dequantised to BF16 in registers.
 
 A causal mask is counted exactly: the query-key pairs it keeps, the diagonal included
 (:mod:`roofgen.operators.causal`). No model gives a negative count: a shape that would
@@ -32,6 +34,7 @@ from roofgen.operators.causal import attention_lengths, causal_alignment, causal
 
 __all__ = [
     "DTYPE_BYTES",
+    "KV_CACHE",
     "SHAPE_KEYS",
     "KeySpec",
     "ModelOutcome",
@@ -49,8 +52,10 @@ DTYPE_BYTES: dict[str, float] = {
 }  # fmt: skip
 #: The precision a roof is stated in, for data of each dtype.
 _PRECISION = {"fp8-e4m3": "fp8", "fp8-e5m2": "fp8", "bool": "int8"}
-#: dtypes keys that name an arithmetic type, not a tensor.
-_NOT_TENSORS = frozenset({"accumulator", "accumulate", "compute"})
+#: dtypes keys that name an arithmetic type, or a storage type of other tensors.
+_NOT_TENSORS = frozenset({"accumulator", "accumulate", "compute", "kv_cache"})
+#: The dtypes key of the type an attention kernel stores K and V in (its KV cache).
+KV_CACHE = "kv_cache"
 
 #: FLOPs per score of a softmax (max, subtract, add, and two rescaling multiplies).
 SOFTMAX_FLOP = 5
@@ -341,10 +346,13 @@ def _attention(d: _Dims, t: _Types, phase: str | None, causal: str | None) -> Op
         if causal == "bottom-right" and seq_q > seq_kv:
             notes.append(f"the first {seq_q - seq_kv} queries see no key")
     scores = b * h * pairs
+    # K and V move at the KV cache's storage type where it is given.
+    k_type = t(KV_CACHE) if t.has(KV_CACHE) else t("k")
+    v_type = t(KV_CACHE) if t.has(KV_CACHE) else t("v")
     tensors = [
         Tensor("q", b * h * seq_q * hd, t("q"), "read"),
-        Tensor("k", b * kv * seq_kv * hd, t("k"), "read"),
-        Tensor("v", b * kv * seq_kv * hd, t("v"), "read"),
+        Tensor("k", b * kv * seq_kv * hd, k_type, "read"),
+        Tensor("v", b * kv * seq_kv * hd, v_type, "read"),
         Tensor("o", b * h * seq_q * hd, t("o"), "write"),
     ]
     if t.has("lse"):

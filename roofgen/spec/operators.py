@@ -5,7 +5,8 @@
 the valid keys, and a complete shape the model cannot count (a filter larger than its
 input, GQA heads that do not divide, a negative count) is an error that names the
 shape. A launch gives one measurement or a sweep of shapes, not both; the points of a
-sweep carry a weight each or none, and distinct labels.
+sweep carry a weight each or none, and distinct labels. Only attention kernels have a
+KV cache to give a ``kv_cache`` dtype to.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from roofgen.model import Measurement, SweepPoint, TimeStats
-from roofgen.operators.models import check_shape, shape_error
+from roofgen.operators.models import KV_CACHE, check_shape, shape_error
 from roofgen.operators.sweep import label
 from roofgen.problems import Problem
 from roofgen.spec.yamlload import Document, PathKey
@@ -29,6 +30,7 @@ def check_operators(doc: Document) -> list[Problem]:
         kernels.setdefault(kernel["id"], kernel)
         base: PathKey = ("kernels", k_index, "operator", "shape")
         problems += _shape(doc, kernel, kernel["operator"].get("shape", {}), base)
+        problems += _kv_cache(doc, kernel, k_index)
     for v_index, variant in enumerate(data["variants"]):
         for l_index, launch in enumerate(variant["launches"]):
             path: PathKey = ("variants", v_index, "launches", l_index)
@@ -60,6 +62,20 @@ def _shape(
     if error:
         problems.append(doc.problem(base, error, code="ref.shape"))
     return problems
+
+
+def _kv_cache(doc: Document, kernel: dict[str, Any], k_index: int) -> list[Problem]:
+    if KV_CACHE not in kernel.get("dtypes", {}) or kernel["operator"]["kind"] == "attention":
+        return []
+    return [
+        doc.problem(
+            ("kernels", k_index, "dtypes", KV_CACHE),
+            f"{KV_CACHE} (the type K and V are stored in) applies to attention kernels only; "
+            "give this kernel's tensors their own types",
+            key=True,
+            code="ref.shape",
+        )
+    ]
 
 
 def _launch(

@@ -75,6 +75,12 @@ def _precision_points(items: list[Item], machine: Machine) -> list[PrecisionPoin
     return points
 
 
+_KV_CACHE_INTRO = (
+    " For decode attention it also stores the KV cache at FP8 and FP4 where narrower "
+    "(dequantised in registers): K and V shrink, the arithmetic keeps its precision."
+)
+
+
 def precision_section(
     case: CaseResult, machine: Machine, names: Mapping[str, str], n: int
 ) -> Section | None:
@@ -160,9 +166,8 @@ def precision_section(
             "beside it. The table moves each launch's tensor-core work to every lower "
             "precision the machine has: the work runs at that precision's peak and the "
             "operand tensors shrink (accumulators and FP32 statistics do not; each tensor's "
-            "share of the bytes is its elements times its bits). For decode attention it also "
-            "stores the KV cache at FP8 and FP4 (dequantised in registers): K and V shrink, "
-            "the arithmetic keeps its precision."
+            "share of the bytes is its elements times its bits)."
+            + (_KV_CACHE_INTRO if any(r[2].startswith("KV cache") for r in rows) else "")
         ),
         charts=(slot(f"case:{case.case.id}:{machine.id}:precision", f"precision-{n}", title, inp),),
         tables=tuple(tables),

@@ -215,7 +215,7 @@ class Operator:
     kind: str
     shape: dict[str, int | str | bool] = field(default_factory=dict)
     phase: str | None = None
-    causal: bool | None = None
+    causal: bool | str | None = None  # true, or where the diagonal starts: "top-left", ...
 
 
 @dataclass(frozen=True)

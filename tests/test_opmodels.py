@@ -4,10 +4,13 @@ modelled FLOPs and bytes; bytes against the model in the plausibility rules."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from specdata import GPU_MACHINE_YAML, a100_machine
 
 from roofgen.analysis.analyse import analyse
@@ -15,7 +18,9 @@ from roofgen.analysis.plausibility import check as plausibility_check
 from roofgen.api import check, shipped_rules
 from roofgen.cli import main
 from roofgen.model import Specs
-from roofgen.operators.models import SHAPE_KEYS, check_shape, operator_model
+from roofgen.operators import models
+from roofgen.operators.causal import causal_alignment, causal_pairs
+from roofgen.operators.models import SHAPE_KEYS, check_shape, operator_model, shape_error
 from roofgen.spec import build
 
 BF16 = {"a": "bf16", "b": "bf16", "c": "bf16", "accumulator": "fp32"}
@@ -53,16 +58,109 @@ def test_batched_gemm_multiplies_by_the_batch():
     assert m.bytes_min == 128 * (4096 * 128 * 2 * 2 + 4096 * 4096 * 2) == 4_563_402_752
 
 
-def test_attention_prefill_causal_halves_qk_and_pv():
+def test_attention_prefill_causal_keeps_the_lower_triangle_and_its_diagonal():
     shape = {"batch": 4, "heads": 32, "kv_heads": 8, "seq": 4096, "head_dim": 128}
     full = model("attention", shape, QKVO, phase="prefill")
     causal = model("attention", shape, QKVO, phase="prefill", causal=True)
     # Q.K^T and P.V: 2 x s x s x d FLOP each, per head and sequence.
     assert full.matrix_flop == 4 * 4 * 32 * 4096**2 * 128 == 1_099_511_627_776
-    assert causal.matrix_flop == full.matrix_flop / 2 == 549_755_813_888
-    assert causal.transcendental_op == 4 * 32 * 4096**2 / 2 == 1_073_741_824  # one exp a score
+    # Query i sees keys 0..i: 1 + 2 + ... + 4096 = 4096 x 4097 / 2 = 8,390,656 scores a
+    # head, half the square (8,388,608) plus half the diagonal (2,048).
+    assert causal.matrix_flop == 4 * 4 * 32 * 128 * (4096 * 4097 // 2) == 549_890_031_616
+    assert causal.transcendental_op == 4 * 32 * 8_390_656 == 1_074_003_968  # one exp a score
     assert causal.vector_flop == 5 * causal.transcendental_op  # softmax: 5 FLOP a score
     assert causal.bytes_min == full.bytes_min  # the mask saves arithmetic, not traffic
+
+
+# Scores a head keeps over 4096 keys, summed by hand. Top-left: query i sees keys 0..i,
+# at most 4096. Bottom-right: query i sees keys 0..4096 - seq_q + i (none while negative).
+SQUARE = (1 + 4096) * 4096 // 2  # 1 + 2 + ... + 4096 = 8,390,656
+CAUSAL_OVER_4096_KEYS = [
+    # 1024 queries: 1 + 2 + ... + 1024 = 524,800
+    (1024, "top-left", (1 + 1024) * 1024 // 2),
+    # 1024 queries: 3073 + 3074 + ... + 4096 = 3,670,528 (7.0x the top-left count)
+    (1024, "bottom-right", (3073 + 4096) * 1024 // 2),
+    (4096, "top-left", SQUARE),
+    (4096, "bottom-right", SQUARE),
+    # 6144 queries: 1 + ... + 4096, then 2048 queries that see all 4096 keys = 16,779,264
+    (6144, "top-left", SQUARE + 2048 * 4096),
+    # 6144 queries: 2048 that see no key, then 1 + ... + 4096 = 8,390,656
+    (6144, "bottom-right", 2048 * 0 + SQUARE),
+    # 16384 queries: 1 + ... + 4096, then 12288 x 4096 = 58,722,304
+    (16384, "top-left", SQUARE + 12288 * 4096),
+    (16384, "bottom-right", 12288 * 0 + SQUARE),
+]
+
+
+@pytest.mark.parametrize(("seq_q", "alignment", "pairs"), CAUSAL_OVER_4096_KEYS)
+def test_causal_attention_counts_each_query_key_pair_once(seq_q, alignment, pairs):
+    assert causal_pairs(seq_q, 4096, alignment) == pairs
+    shape = {"batch": 2, "heads": 16, "kv_heads": 4, "seq_q": seq_q, "seq_kv": 4096}
+    m = model("attention", {**shape, "head_dim": 128}, QKVO, phase="prefill", causal=alignment)
+    assert m.transcendental_op == 2 * 16 * pairs  # one exp a kept score, per head
+    assert m.matrix_flop == 4 * 128 * 2 * 16 * pairs  # Q.K^T and P.V: 2 x 128 FLOP each
+
+
+def test_causal_attention_at_6144_queries_over_4096_keys():
+    """The old count, 6144 x 4096 - 6144^2 / 2 = 6,291,456 a head, was 25% low."""
+    shape = {"batch": 1, "heads": 1, "seq_q": 6144, "seq_kv": 4096, "head_dim": 64}
+    top_left = model("attention", shape, QKVO, causal=True)  # PyTorch is_causal's alignment
+    # 4096 x 4097 / 2 = 8,390,656 in the first 4096 rows + 2048 full rows of 4096 keys
+    assert top_left.transcendental_op == 8_390_656 + 2048 * 4096 == 16_779_264
+    assert top_left.matrix_flop == 4 * 64 * 16_779_264
+    bottom_right = model("attention", shape, QKVO, causal="bottom-right")
+    assert bottom_right.transcendental_op == 8_390_656
+    assert bottom_right.notes == (
+        "causal mask (bottom-right): masked scores are not counted",
+        "the first 2048 queries see no key",
+    )
+
+
+def test_causal_true_is_top_left_but_bottom_right_in_decode():
+    assert causal_alignment(True) == causal_alignment(True, "prefill") == "top-left"
+    assert causal_alignment(True, "decode") == "bottom-right"  # the newest tokens
+    assert causal_alignment(False) is None and causal_alignment(None, "decode") is None
+    assert causal_alignment("top-left", "decode") == "top-left"  # as written
+    # Speculative decode: 4 draft tokens at the end of a 1024-token cache see
+    # 1021, 1022, 1023 and 1024 keys: 4090 scores a head.
+    draft = {"batch": 1, "heads": 1, "seq_q": 4, "seq_kv": 1024, "head_dim": 64}
+    assert model("attention", draft, QKVO, phase="decode", causal=True).transcendental_op == (
+        1021 + 1022 + 1023 + 1024
+    )
+
+
+def _mask_pairs(seq_q: int, seq_kv: int, alignment: str) -> int:
+    """The mask itself, element by element: key j is kept for query i when j <= i
+    (top-left) or j <= i + seq_kv - seq_q (bottom-right)."""
+    shift = 0 if alignment == "top-left" else seq_kv - seq_q
+    return sum(1 for i in range(seq_q) for j in range(seq_kv) if j <= i + shift)
+
+
+@given(
+    seq_q=st.integers(1, 40),
+    seq_kv=st.integers(1, 40),
+    alignment=st.sampled_from(["top-left", "bottom-right"]),
+)
+def test_causal_pairs_equal_the_mask_counted_element_by_element(seq_q, seq_kv, alignment):
+    assert causal_pairs(seq_q, seq_kv, alignment) == _mask_pairs(seq_q, seq_kv, alignment)
+
+
+_ANY_COUNT = st.integers(1, 1 << 20)
+
+
+@given(
+    seq_q=_ANY_COUNT,
+    seq_kv=_ANY_COUNT,
+    heads=st.integers(1, 64),
+    causal=st.sampled_from([False, True, "top-left", "bottom-right"]),
+    phase=st.sampled_from([None, "prefill", "decode"]),
+)
+def test_no_attention_shape_gives_a_negative_count(seq_q, seq_kv, heads, causal, phase):
+    shape = {"batch": 3, "heads": heads, "seq_q": seq_q, "seq_kv": seq_kv, "head_dim": 64}
+    m = model("attention", shape, QKVO, phase=phase, causal=causal)
+    assert m.matrix_flop >= 0 and m.vector_flop >= 0 and m.transcendental_op >= 0
+    assert m.matrix_flop <= 4 * 64 * 3 * heads * seq_q * seq_kv  # never above no mask
+    assert all(t.elements >= 0 for t in m.tensors)
 
 
 def test_attention_gqa_and_mqa_shrink_k_and_v_by_heads_over_kv_heads():
@@ -95,6 +193,16 @@ def test_attention_decode_reads_the_whole_kv_cache_once():
         phase="decode",
     )
     assert by_seq.bytes_min == m.bytes_min and by_seq.flop == m.flop
+
+
+def test_a_kv_cache_type_sets_what_k_and_v_move_not_the_arithmetics_precision():
+    shape = {"batch": 32, "heads": 32, "kv_heads": 8, "seq_q": 1, "seq_kv": 8192, "head_dim": 128}
+    m = model("attention", shape, {**QKVO, "kv_cache": "fp8-e4m3"}, phase="decode")
+    kv_cache = 32 * 8 * 8192 * 128 * 2 * 1  # K and V at one byte: 512 MiB
+    assert m.bytes_min == kv_cache + 2 * 32 * 32 * 128 * 2 == 537_395_200  # + Q + O, bf16
+    assert m.matrix_precision == "bf16"  # dequantised: the dot products stay bf16
+    only_cache = model("attention", shape, {"q": "bf16", "kv_cache": "fp8"}, phase="decode")
+    assert only_cache.bytes_min == m.bytes_min  # O takes q's type, not the cache's
 
 
 def test_softmax_layernorm_rmsnorm():
@@ -206,6 +314,87 @@ def test_unknown_shape_key_is_a_located_error(tmp_path, capsys, monkeypatch):
         "operator kind 'attention'; valid keys: batch, heads, kv_heads, seq, seq_q, seq_kv, "
         "head_dim"
     ) in err
+
+
+def test_a_shape_no_operator_can_have_is_a_located_error_naming_it(tmp_path, capsys, monkeypatch):
+    kernel = (
+        "{id: k, operator: {kind: attention, shape: {batch: 1, heads: 32, kv_heads: 5, "
+        "seq: 64, head_dim: 64}}}"
+    )
+    write(tmp_path, case_yaml(kernel, f"        measurement: {{time: {TIME}}}\n"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "."]) == 1
+    assert (
+        "case.yaml:8:48: kernels[0].operator.shape: the attention shape {batch: 1, heads: 32, "
+        "kv_heads: 5, seq: 64, head_dim: 64}: heads (32) is not a multiple of kv_heads (5); "
+        "kv_heads divides heads"
+    ) in capsys.readouterr().err
+
+
+def test_causal_alignment_is_read_from_the_spec_and_a_wrong_one_is_located(
+    tmp_path, capsys, monkeypatch
+):
+    def kernel(causal: str) -> str:
+        return (
+            "{id: k, operator: {kind: attention, shape: {batch: 1, heads: 1, seq_q: 1024, "
+            f"seq_kv: 4096, head_dim: 64}}, causal: {causal}}}, dtypes: {{q: bf16}}}}"
+        )
+
+    write(tmp_path, case_yaml(kernel("bottom-right"), f"        measurement: {{time: {TIME}}}\n"))
+    r = check([tmp_path]).analysis.cases[0].variants[0].launches[0]  # type: ignore[union-attr]
+    assert r.model is not None
+    assert r.model.transcendental_op == (3073 + 4096) * 1024 // 2  # 3073 + ... + 4096 keys
+    write(tmp_path, case_yaml(kernel("bottom-left"), f"        measurement: {{time: {TIME}}}\n"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "."]) == 1
+    assert (
+        "kernels[0].operator.causal: 'bottom-left' is not one of: true, false, top-left, "
+        "bottom-right"
+    ) in capsys.readouterr().err
+
+
+def test_a_sweep_point_is_modelled_on_its_kernels_shape(tmp_path, capsys, monkeypatch):
+    kernel = "{id: k, operator: {kind: reduction, shape: {n: 1024}}}"
+    sweep = (
+        "        sweep:\n"
+        f"          - {{shape: {{out: 16}}, measurement: {{time: {TIME}}}}}\n"
+        f"          - {{shape: {{out: 2048}}, measurement: {{time: {TIME}}}}}\n"
+    )
+    write(tmp_path, case_yaml(kernel, sweep))
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "."]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "case.yaml:15:21: variants[0].launches[0].sweep[1].shape: the reduction shape "
+        "{n: 1024, out: 2048}: out (2048) is larger than n (1024); out is at most n"
+    ) in err
+    assert "sweep[0]" not in err
+
+
+def test_a_model_that_would_count_below_zero_is_refused_with_its_shape(monkeypatch):
+    reduction = models._BUILDERS["reduction"]
+
+    def below_zero(d, t, phase, causal):  # a model with a sign error
+        return replace(reduction(d, t, phase, causal), vector_flop=-1.0)
+
+    monkeypatch.setitem(models._BUILDERS, "reduction", below_zero)
+    outcome = operator_model("reduction", {"n": 8}, {"x": "fp32"})
+    assert outcome.model is None
+    assert outcome.reason == (
+        "the reduction shape {n: 8}: gives negative counts (vector FLOPs -1); check its keys"
+    )
+    assert shape_error("reduction", {"n": 8}, {"x": "fp32"}) == outcome.reason
+
+
+def test_a_kv_cache_type_on_a_kernel_without_one_is_a_located_error(tmp_path, capsys, monkeypatch):
+    kernel = GEMM_1024[:-2] + ", kv_cache: fp8}}"
+    write(tmp_path, case_yaml(kernel, f"        measurement: {{time: {TIME}}}\n"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "."]) == 1
+    assert (
+        "kernels[0].dtypes.kv_cache: kv_cache (the type K and V are stored in) applies to "
+        "attention kernels only; give this kernel's tensors their own types"
+    ) in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------- modelled

@@ -1,6 +1,6 @@
 """Precision and sparse rooflines: precisions on one unit add up, units run concurrently,
-what a lower precision would give, 2:4 sparse points, and every sparse peak in specs/
-twice its dense one."""
+what a lower precision (of the work, or of a decode's KV cache) would give, 2:4 sparse
+points, and every sparse peak in specs/ twice its dense one."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from roofgen.analysis.bounds import launch_bounds
-from roofgen.analysis.precision import byte_scale, precision_options
+from roofgen.analysis.precision import byte_scale, kv_cache_scale, precision_options
 from roofgen.analysis.sparse import sparse_points
 from roofgen.model import Kernel, Launch, Operator
 from roofgen.spec import build
@@ -182,3 +182,91 @@ def test_spec_machines_sparse_peaks_are_twice_dense(name: str, data: dict[str, A
             checked += 1
     if name in ("a100-40gb-sxm", "h100-sxm"):
         assert checked >= 4
+
+
+# Decode: batch 32, 32 query heads, 8 KV heads, a 8192-token KV cache, head_dim 128.
+DECODE_SHAPE = {"batch": 32, "heads": 32, "kv_heads": 8, "seq": 8192, "head_dim": 128}
+Q_ELEMENTS = 32 * 32 * 1 * 128  # one query token: 131,072 (and as many in O)
+KV_ELEMENTS = 32 * 8 * 8192 * 128  # the cache: 268,435,456 in K (and as many in V)
+
+
+def _decode(dtypes: dict[str, str], phase: str = "decode") -> Kernel:
+    return Kernel("d", "d", Operator("attention", DECODE_SHAPE, phase), dtypes)
+
+
+def test_decode_byte_scale_takes_one_query_token_not_the_cache_length():
+    kernel = _decode({"q": "bf16", "k": "bf16", "v": "bf16", "o": "bf16", "lse": "fp32"})
+    # Bits: Q and O 131,072 x 16 each, K and V 268,435,456 x 16 each, LSE 1024 x 32
+    # (one per query head and token) that keeps its size.
+    old = 2 * Q_ELEMENTS * 16 + 2 * KV_ELEMENTS * 16 + 32 * 32 * 32  # 8,594,161,664
+    new = 2 * Q_ELEMENTS * 8 + 2 * KV_ELEMENTS * 8 + 32 * 32 * 32  # 4,297,097,216
+    assert byte_scale(kernel, "bf16", "fp8") == pytest.approx(new / old)  # 0.500002
+    # Taking seq (8192) as the query length weighed Q, O and LSE 8192x: 0.5135.
+    assert byte_scale(kernel, "bf16", "fp8") != pytest.approx(0.5135, abs=1e-3)
+
+
+def test_kv_cache_scale_shrinks_k_and_v_only():
+    kernel = _decode({"q": "bf16", "k": "bf16", "v": "bf16", "o": "bf16"})
+    old = 2 * Q_ELEMENTS * 16 + 2 * KV_ELEMENTS * 16  # 8,594,128,896 bits
+    assert kv_cache_scale(kernel, "fp8") == pytest.approx(
+        (2 * Q_ELEMENTS * 16 + 2 * KV_ELEMENTS * 8) / old  # 0.50024
+    )
+    assert kv_cache_scale(kernel, "fp4") == pytest.approx(
+        (2 * Q_ELEMENTS * 16 + 2 * KV_ELEMENTS * 4) / old  # 0.25037
+    )
+    assert kv_cache_scale(GEMM, "fp8") is None  # no KV cache
+
+
+# The decode's compulsory traffic at bf16: Q and O 262,144 B each, K and V 512 MiB each.
+DECODE_BYTES = 2 * Q_ELEMENTS * 2 + 2 * KV_ELEMENTS * 2  # 1,074,266,112 B
+DECODE_WORK = {
+    "time": "400 us",
+    "flops": {"tensor": {"bf16": f"{4 * 32 * 32 * 8192 * 128} FLOP"}},  # 4.29e9: 4.3 us
+    "bytes": {"hbm": f"{DECODE_BYTES} B"},  # 320.7 us at 3.35 TB/s: HBM-bound
+}
+
+
+def test_an_fp8_kv_cache_gains_for_a_memory_bound_decode_without_fp8_arithmetic():
+    machine = build.machine(H100)
+    launch = _launch(DECODE_WORK)
+    kernel = _decode({"q": "bf16", "k": "bf16", "v": "bf16", "o": "bf16"})
+    bounds = launch_bounds(machine, launch)
+    assert bounds.bound_s == pytest.approx(DECODE_BYTES / 3.35e12)  # 320.7 us
+    options = precision_options(machine, launch, kernel, bounds, "measured")
+    kv = {o.to_precision: o for o in options if o.moves == "kv-cache"}
+    assert set(kv) == {"fp8", "fp4"}
+    fp8 = kv["fp8"]
+    assert (fp8.unit, fp8.from_precision, fp8.compute_s) == (None, "bf16", None)
+    fp8_bytes = 2 * Q_ELEMENTS * 2 + 2 * KV_ELEMENTS * 1  # 537,395,200 B
+    assert fp8.byte_scale == pytest.approx(fp8_bytes / DECODE_BYTES)
+    assert fp8.bound_s == pytest.approx(fp8_bytes / 3.35e12)  # 160.4 us
+    assert fp8.binding == "memory.hbm"
+    assert fp8.speedup == pytest.approx(DECODE_BYTES / fp8_bytes)  # 1.999
+    fp4_bytes = 2 * Q_ELEMENTS * 2 + 2 * KV_ELEMENTS // 2  # 268,959,744 B
+    assert kv["fp4"].speedup == pytest.approx(DECODE_BYTES / fp4_bytes)  # 3.994
+    # Moving the arithmetic to FP8 halves Q and O too, for nearly the same gain.
+    [work] = [o for o in options if o.moves == "work"]
+    assert (work.unit, work.to_precision, work.byte_scale) == ("tensor", "fp8", 0.5)
+
+
+def test_a_kernel_stored_at_an_fp8_kv_cache_is_offered_fp4_only():
+    machine = build.machine(H100)
+    kernel = _decode({"q": "bf16", "o": "bf16", "kv_cache": "fp8-e4m3"})
+    bytes_now = 2 * Q_ELEMENTS * 2 + 2 * KV_ELEMENTS * 1  # K and V at one byte: 537,395,200
+    launch = _launch({**DECODE_WORK, "bytes": {"hbm": f"{bytes_now} B"}})
+    bounds = launch_bounds(machine, launch)
+    options = precision_options(machine, launch, kernel, bounds, "measured")
+    [kv] = [o for o in options if o.moves == "kv-cache"]
+    assert (kv.from_precision, kv.to_precision) == ("fp8", "fp4")
+    assert kv.byte_scale == pytest.approx((2 * Q_ELEMENTS * 2 + KV_ELEMENTS) / bytes_now)
+    # FP8 arithmetic shrinks Q and O (bf16); K and V are FP8 already.
+    [work] = [o for o in options if o.moves == "work"]
+    assert work.byte_scale == pytest.approx((2 * Q_ELEMENTS + 2 * KV_ELEMENTS) / bytes_now)
+
+
+def test_prefill_has_no_kv_cache_option():
+    machine = build.machine(H100)
+    kernel = _decode({"q": "bf16", "k": "bf16", "v": "bf16", "o": "bf16"}, phase="prefill")
+    launch = _launch(DECODE_WORK)
+    options = precision_options(machine, launch, kernel, launch_bounds(machine, launch), "measured")
+    assert [o.moves for o in options] == ["work"]

@@ -1,18 +1,24 @@
 """The precision (tensor-core) roofline: each launch's work per unit and precision, and
-what moving its tensor-core work to a lower precision would give. Pure.
+what moving its tensor-core work, or a decode's KV cache, to a lower precision would
+give. Pure.
 
 Precisions on one unit share its time (BF16 and FP8 matrix work both run on the tensor
 cores); different units run concurrently. A lower precision runs the work at its own
 peak and shrinks the operand tensors; accumulators and FP32 statistics keep their size.
+A KV cache stored at a lower precision (dequantised in registers) shrinks K and V only:
+the arithmetic keeps its precision, and decode, which reads the whole cache for little
+work, gains where it is memory-bound.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from roofgen.analysis.bounds import Bounds, level_bytes
 from roofgen.analysis.inputs import LaunchInputs, device_level
 from roofgen.model import Basis, Kernel, Launch, Machine, Measurement
+from roofgen.operators.models import KV_CACHE, operator_model
 
 __all__ = [
     "ACCUMULATOR_KEYS",
@@ -20,7 +26,9 @@ __all__ = [
     "PrecisionOption",
     "PrecisionResult",
     "PrecisionWork",
+    "KV_CACHE_TARGETS",
     "byte_scale",
+    "kv_cache_scale",
     "precision_options",
     "precision_work",
 ]
@@ -55,6 +63,9 @@ _RANK = {
 }
 #: dtype keys that name accumulators held in registers: they move no bytes and never shrink.
 ACCUMULATOR_KEYS = frozenset({"accumulator", "accumulate", "accum", "acc"})
+#: The storage types a decode's KV cache is offered at, where narrower than its own
+#: (FP8 KV caches: vLLM, TensorRT-LLM, SGLang; FP4: TensorRT-LLM's NVFP4 on Blackwell).
+KV_CACHE_TARGETS = ("fp8", "fp4")
 
 
 @dataclass(frozen=True)
@@ -109,17 +120,19 @@ def precision_work(machine: Machine, m: Measurement) -> tuple[PrecisionWork, ...
 
 @dataclass(frozen=True)
 class PrecisionOption:
-    """What moving one unit's work from ``from_precision`` to ``to_precision`` would give.
+    """What moving one unit's work (``moves`` "work"), or a decode's KV cache (``moves``
+    "kv-cache"), from ``from_precision`` to ``to_precision`` would give.
 
-    The work runs at the lower precision's peak; every memory level's bytes scale by
-    ``byte_scale`` (operand tensors shrink, accumulators and FP32 statistics do not);
-    other resources keep their time. ``compute_s``: the unit's new time (s);
-    ``bound_s``: the launch's new bound (s); ``binding``: the resource that would bind;
-    ``speedup``: the current bound over the new one. ``available`` is False when the
-    machine has no such roof on the unit (then the times are ``None``).
+    Work runs at the lower precision's peak; every memory level's bytes scale by
+    ``byte_scale`` (operand tensors shrink, accumulators and FP32 statistics do not;
+    for the KV cache, K and V only); other resources keep their time. ``compute_s``:
+    the unit's new time (s; ``None`` for the KV cache, whose arithmetic does not
+    change); ``bound_s``: the launch's new bound (s); ``binding``: the resource that
+    would bind; ``speedup``: the current bound over the new one. ``available`` is False
+    when the machine has no such roof on the unit (then the times are ``None``).
     """
 
-    unit: str
+    unit: str | None  # None for the KV cache: no unit's work moves
     from_precision: str
     to_precision: str
     available: bool
@@ -128,70 +141,128 @@ class PrecisionOption:
     bound_s: float | None
     binding: str | None
     speedup: float | None
+    moves: str = "work"
 
 
 def _storage(dtype: str) -> str:
     return "fp8" if dtype.startswith("fp8") else dtype
 
 
-def _tensor_elements(kernel: Kernel) -> dict[str, float]:
-    """Elements per tensor from the operator's shape, where its kind says how."""
-    shape = {k: v for k, v in kernel.operator.shape.items() if isinstance(v, int)}
-    kind = kernel.operator.kind
-    if kind in ("gemm", "batched-gemm") and {"m", "n", "k"} <= set(shape):
-        m, n, k, b = shape["m"], shape["n"], shape["k"], shape.get("batch", 1)
-        return {"a": b * m * k, "b": b * k * n, "c": b * m * n, "d": b * m * n, "bias": b * n}
-    if kind == "attention" and {"batch", "heads", "head_dim"} <= set(shape):
-        b, h, d = shape["batch"], shape["heads"], shape["head_dim"]
-        s = shape.get("seq", shape.get("seq_q", 1))
-        kv = shape.get("kv_len", shape.get("seq_kv", s))
-        hk = shape.get("kv_heads", h)
-        return {
-            "q": b * h * s * d,
-            "o": b * h * s * d,
-            "k": b * hk * kv * d,
-            "v": b * hk * kv * d,
-            "lse": b * h * s,
-        }
-    return {}
+def _stored(kernel: Kernel | None) -> dict[str, tuple[float, str]] | None:
+    """Each tensor's elements and stored type from the operator model (attention's K and
+    V at the KV cache's type); None without a model or with a tensor of unknown type."""
+    if kernel is None:
+        return None
+    op = kernel.operator
+    model = operator_model(op.kind, op.shape, kernel.dtypes, phase=op.phase, causal=op.causal).model
+    if model is None or model.untyped:
+        return None
+    return {t.name: (t.elements, _storage(str(t.dtype))) for t in model.tensors}
+
+
+def _scaled(
+    stored: dict[str, tuple[float, str]], shrinks: Callable[[str, str], bool], to: str
+) -> float | None:
+    """New bytes over old when the tensors that ``shrinks(name, dtype)`` are stored in
+    ``to``; each tensor weighs its elements times its bits."""
+    old = new = 0.0
+    for name, (elements, dtype) in stored.items():
+        bits = PRECISION_BITS.get(dtype, 16)
+        old += elements * bits
+        new += elements * (PRECISION_BITS[to] if shrinks(name, dtype) else bits)
+    return new / old if old else None
+
+
+def _shrinks_from(precision: str) -> Callable[[str, str], bool]:
+    """Whether a tensor stored in ``dtype`` shrinks when work moves off ``precision``."""
+
+    def shrinks(name: str, dtype: str) -> bool:
+        return dtype == precision or (precision in ("bf16", "fp16") and dtype in ("bf16", "fp16"))
+
+    return shrinks
 
 
 def byte_scale(kernel: Kernel | None, from_precision: str, to_precision: str) -> float:
     """Factor on the bytes when tensors stored in ``from_precision`` are stored in
     ``to_precision``; tensors of other types and accumulators keep their size.
 
-    Each tensor's share of the traffic is taken as its share of the elements (from
-    the operator's shape for GEMMs and attention, else equal shares). A kernel without
-    dtypes is taken to store everything in ``from_precision``.
+    Each tensor's share of the traffic is its elements times its bits, both from the
+    operator model (a decode's query is one token, its keys the whole cache); a kernel
+    without a model gives each tensor named in its dtypes an equal share of elements. A
+    kernel without dtypes is taken to store everything in ``from_precision``.
     """
     ratio = PRECISION_BITS[to_precision] / PRECISION_BITS[from_precision]
-    tensors = {
-        k: _storage(v)
-        for k, v in (kernel.dtypes if kernel else {}).items()
-        if k not in ACCUMULATOR_KEYS
-    }
-    if not tensors:
-        return ratio
-    elements = _tensor_elements(kernel) if kernel else {}
-    known = [elements[k] for k in tensors if k in elements]
-    default = sum(known) / len(known) if known else 1.0
-    old = new = 0.0
-    for key, dtype in tensors.items():
-        weight = elements.get(key, default)
-        bits = PRECISION_BITS.get(dtype, 16)
-        shrinks = dtype == from_precision or (
-            from_precision in ("bf16", "fp16") and dtype in ("bf16", "fp16")
+    stored = _stored(kernel)
+    if stored is None:
+        stored = {
+            k: (1.0, _storage(v))
+            for k, v in (kernel.dtypes if kernel else {}).items()
+            if k not in ACCUMULATOR_KEYS and k != KV_CACHE
+        }
+    scale = _scaled(stored, _shrinks_from(from_precision), to_precision)
+    return ratio if scale is None else scale
+
+
+def kv_cache_scale(kernel: Kernel | None, to_precision: str) -> float | None:
+    """Factor on the bytes when an attention kernel's K and V are stored in
+    ``to_precision``, everything else as it is; None without an attention model."""
+    stored = _stored(kernel)
+    if kernel is None or kernel.operator.kind != "attention" or stored is None:
+        return None
+    return _scaled(stored, lambda name, dtype: name in ("k", "v"), to_precision)
+
+
+def _kv_cache_options(
+    launch: Launch, kernel: Kernel | None, bounds: Bounds
+) -> list[PrecisionOption]:
+    """A decode's KV cache stored at each narrower type of ``KV_CACHE_TARGETS``."""
+    stored = _stored(kernel)
+    if kernel is None or kernel.operator.phase != "decode" or stored is None:
+        return []
+    types = {stored[name][1] for name in ("k", "v") if name in stored}
+    if len(types) != 1 or not any(r.startswith("memory.") for r in bounds.seconds):
+        return []
+    (current,) = types
+    out = []
+    for target in KV_CACHE_TARGETS:
+        if PRECISION_BITS[target] >= PRECISION_BITS.get(current, 16):
+            continue
+        scale = kv_cache_scale(kernel, target)
+        if scale is None:
+            continue
+        bound, binding, speedup = _rebound(bounds, {}, scale)
+        out.append(
+            PrecisionOption(
+                None, current, target, True, None, scale, bound, binding, speedup, "kv-cache"
+            )
         )
-        old += weight * bits
-        new += weight * (PRECISION_BITS[to_precision] if shrinks else bits)
-    return new / old if old else ratio
+    return out
+
+
+def _rebound(
+    bounds: Bounds, compute: dict[str, float], scale: float
+) -> tuple[float | None, str | None, float | None]:
+    """The bound, binding resource and speedup with ``compute`` times replaced and every
+    memory level's time scaled by ``scale``."""
+    seconds = {**bounds.seconds, **compute}
+    for resource in seconds:
+        if resource.startswith("memory."):
+            seconds[resource] *= scale
+    new = replace(bounds, seconds=seconds)
+    bound, ranked, current = new.bound_s, new.ranked(), bounds.bound_s
+    return (
+        bound,
+        ranked[0][0] if ranked else None,
+        current / bound if current and bound else None,
+    )
 
 
 def precision_options(
     machine: Machine, launch: Launch, kernel: Kernel | None, bounds: Bounds, basis: Basis
 ) -> list[PrecisionOption]:
     """For the dense work on each tensor-core unit: every lower precision the unit has,
-    and FP8 (marked not available) where it has none."""
+    and FP8 (marked not available) where it has none; then, for a decode, its KV cache
+    at each narrower type of ``KV_CACHE_TARGETS``."""
     m = launch.measurement
     out: list[PrecisionOption] = []
     for unit in machine.compute:
@@ -208,7 +279,7 @@ def precision_options(
                 out.append(
                     _option(machine, unit.id, precision, target, work, kernel, bounds, basis)
                 )
-    return out
+    return out + _kv_cache_options(launch, kernel, bounds)
 
 
 def _option(
@@ -233,25 +304,9 @@ def _option(
     part = bounds.seconds[name] * _share_of_unit(machine, unit_id, precision, work, basis)
     compute = bounds.seconds[name] - part + part * peak_from / peak_to
     scale = byte_scale(kernel, precision, target)
-    seconds = dict(bounds.seconds)
-    seconds[name] = compute
-    for resource in seconds:
-        if resource.startswith("memory."):
-            seconds[resource] *= scale
-    new = Bounds(seconds, bounds.unknown, bounds.basis, bounds.added)
-    bound = new.bound_s
-    ranked = new.ranked()
-    current = bounds.bound_s
+    bound, binding, speedup = _rebound(bounds, {name: compute}, scale)
     return PrecisionOption(
-        unit_id,
-        precision,
-        target,
-        True,
-        compute,
-        scale,
-        bound,
-        ranked[0][0] if ranked else None,
-        current / bound if current and bound else None,
+        unit_id, precision, target, True, compute, scale, bound, binding, speedup
     )
 
 

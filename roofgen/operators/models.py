@@ -15,7 +15,13 @@ executed (padding, masked blocks computed anyway, recomputation).
 Each tensor's dtype is read by its name in the kernel's ``dtypes`` (GEMM ``a``, ``b``,
 ``c``; attention ``q``, ``k``, ``v``, ``o``; conv2d ``x``, ``w``, ``y``; the others
 ``x`` and ``y``; optional ``bias``, ``weight``, ``lse``); a tensor not named there takes
-the first dtype listed (accumulator types excluded).
+the first dtype listed (accumulator types excluded). An attention kernel's ``kv_cache``
+names the type K and V are stored in (the bytes they move) apart from the type they are
+computed in (``k``, ``v``): an FP8 KV cache dequantised to BF16 in registers.
+
+A causal mask is counted exactly: the query-key pairs it keeps, the diagonal included
+(:mod:`roofgen.operators.causal`). No model gives a negative count: a shape that would
+is an error (:func:`shape_error`).
 """
 
 from __future__ import annotations
@@ -24,8 +30,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from roofgen.operators.causal import attention_lengths, causal_alignment, causal_pairs
+
 __all__ = [
     "DTYPE_BYTES",
+    "KV_CACHE",
     "SHAPE_KEYS",
     "KeySpec",
     "ModelOutcome",
@@ -33,6 +42,7 @@ __all__ = [
     "Tensor",
     "check_shape",
     "operator_model",
+    "shape_error",
 ]
 
 #: Bytes per element of each dtype (tf32 is stored as fp32).
@@ -42,8 +52,10 @@ DTYPE_BYTES: dict[str, float] = {
 }  # fmt: skip
 #: The precision a roof is stated in, for data of each dtype.
 _PRECISION = {"fp8-e4m3": "fp8", "fp8-e5m2": "fp8", "bool": "int8"}
-#: dtypes keys that name an arithmetic type, not a tensor.
-_NOT_TENSORS = frozenset({"accumulator", "accumulate", "compute"})
+#: dtypes keys that name an arithmetic type, or a storage type of other tensors.
+_NOT_TENSORS = frozenset({"accumulator", "accumulate", "compute", "kv_cache"})
+#: The dtypes key of the type an attention kernel stores K and V in (its KV cache).
+KV_CACHE = "kv_cache"
 
 #: FLOPs per score of a softmax (max, subtract, add, and two rescaling multiplies).
 SOFTMAX_FLOP = 5
@@ -198,8 +210,11 @@ def _minimum(key: str) -> int:
     return 0 if key in ("padding", "flop_per_element") else 1
 
 
-def _missing(kind: str, shape: Mapping[str, object]) -> list[str]:
-    return [k for k, spec in SHAPE_KEYS[kind].items() if spec.required and k not in shape]
+def _missing(kind: str, shape: Mapping[str, object], phase: str | None) -> list[str]:
+    missing = [k for k, spec in SHAPE_KEYS[kind].items() if spec.required and k not in shape]
+    if kind == "attention" and attention_lengths(shape, phase) is None:
+        missing.append("seq (or seq_q and seq_kv)")
+    return missing
 
 
 # --------------------------------------------------------------------------- dtypes
@@ -237,7 +252,7 @@ def operator_model(
     dtypes: Mapping[str, str],
     *,
     phase: str | None = None,
-    causal: bool | None = None,
+    causal: bool | str | None = None,
 ) -> ModelOutcome:
     """The model of one operator, or the reason there is none."""
     builder = _BUILDERS.get(kind)
@@ -245,21 +260,55 @@ def operator_model(
         return ModelOutcome(None, f"no operator model for kind {kind!r}")
     if check_shape(kind, shape):
         return ModelOutcome(None, "the shape has keys the model cannot use")
-    missing = _missing(kind, shape)
+    missing = _missing(kind, shape, phase)
     if missing:
         return ModelOutcome(None, f"the shape lacks {', '.join(missing)}")
     dims = {k: v for k, v in shape.items() if isinstance(v, int) and not isinstance(v, bool)}
     try:
-        return ModelOutcome(builder(dims, _Types(dtypes), phase, bool(causal)))
+        built = builder(dims, _Types(dtypes), phase, causal_alignment(causal, phase))
+        _non_negative(built)
     except ValueError as exc:
-        return ModelOutcome(None, str(exc))
+        return ModelOutcome(None, f"the {kind} shape {_shape_text(shape)}: {exc}")
+    return ModelOutcome(built)
+
+
+def shape_error(
+    kind: str,
+    shape: Mapping[str, object],
+    dtypes: Mapping[str, str],
+    *,
+    phase: str | None = None,
+    causal: bool | str | None = None,
+) -> str | None:
+    """Why a complete shape (every key valid, none missing) has no model: it cannot be
+    (a filter larger than its input, a count that would be negative); else None."""
+    if kind not in _BUILDERS or check_shape(kind, shape) or _missing(kind, shape, phase):
+        return None
+    outcome = operator_model(kind, shape, dtypes, phase=phase, causal=causal)
+    return outcome.reason or None
+
+
+def _shape_text(shape: Mapping[str, object]) -> str:
+    return "{" + ", ".join(f"{k}: {v}" for k, v in shape.items()) + "}"
+
+
+def _non_negative(model: OpModel) -> None:
+    counts = {
+        "matrix FLOPs": model.matrix_flop,
+        "vector FLOPs": model.vector_flop,
+        "transcendental OPs": model.transcendental_op,
+        **{f"elements of {t.name}": t.elements for t in model.tensors},
+    }
+    negative = [f"{name} {value:g}" for name, value in counts.items() if value < 0]
+    if negative:
+        raise ValueError(f"gives negative counts ({', '.join(negative)}); check its keys")
 
 
 _Dims = dict[str, int]
-_Builder = Callable[[_Dims, "_Types", str | None, bool], "OpModel"]
+_Builder = Callable[[_Dims, "_Types", str | None, str | None], "OpModel"]
 
 
-def _gemm(d: _Dims, t: _Types, phase: str | None, causal: bool) -> OpModel:
+def _gemm(d: _Dims, t: _Types, phase: str | None, causal: str | None) -> OpModel:
     batch = d.get("batch", 1)
     m, n, k = d["m"], d["n"], d["k"]
     tensors = [
@@ -280,30 +329,30 @@ def _gemm(d: _Dims, t: _Types, phase: str | None, causal: bool) -> OpModel:
     )
 
 
-def _attention(d: _Dims, t: _Types, phase: str | None, causal: bool) -> OpModel:
+def _attention(d: _Dims, t: _Types, phase: str | None, causal: str | None) -> OpModel:
     b, h, hd = d["batch"], d["heads"], d["head_dim"]
     kv = d.get("kv_heads", h)
     if h % kv:
-        raise ValueError(f"heads ({h}) is not a multiple of kv_heads ({kv})")
-    decode = phase == "decode"
-    if "seq" in d:
-        seq_q, seq_kv = (1 if decode else d["seq"]), d["seq"]
-    elif "seq_kv" in d and ("seq_q" in d or decode):
-        seq_q, seq_kv = d.get("seq_q", 1), d["seq_kv"]
-    else:
-        raise ValueError("the shape lacks seq (or seq_q and seq_kv)")
-    pairs = float(seq_q * seq_kv)
+        raise ValueError(
+            f"heads ({h}) is not a multiple of kv_heads ({kv}); kv_heads divides heads"
+        )
+    lengths = attention_lengths(d, phase)
+    assert lengths is not None  # checked by _missing
+    seq_q, seq_kv = lengths
+    pairs = float(causal_pairs(seq_q, seq_kv, causal))
     notes = []
-    if causal and not decode:
-        # Queries sit at the end of the keys: query i sees seq_kv - seq_q + i + 1 keys.
-        # Counted as seq_q * seq_kv - seq_q^2 / 2, half the square when seq_q == seq_kv.
-        pairs -= seq_q * seq_q / 2.0
-        notes.append("causal mask: masked scores are not counted")
+    if causal is not None:
+        notes.append(f"causal mask ({causal}): masked scores are not counted")
+        if causal == "bottom-right" and seq_q > seq_kv:
+            notes.append(f"the first {seq_q - seq_kv} queries see no key")
     scores = b * h * pairs
+    # K and V move at the KV cache's storage type where it is given.
+    k_type = t(KV_CACHE) if t.has(KV_CACHE) else t("k")
+    v_type = t(KV_CACHE) if t.has(KV_CACHE) else t("v")
     tensors = [
         Tensor("q", b * h * seq_q * hd, t("q"), "read"),
-        Tensor("k", b * kv * seq_kv * hd, t("k"), "read"),
-        Tensor("v", b * kv * seq_kv * hd, t("v"), "read"),
+        Tensor("k", b * kv * seq_kv * hd, k_type, "read"),
+        Tensor("v", b * kv * seq_kv * hd, v_type, "read"),
         Tensor("o", b * h * seq_q * hd, t("o"), "write"),
     ]
     if t.has("lse"):
@@ -321,10 +370,12 @@ def _attention(d: _Dims, t: _Types, phase: str | None, causal: bool) -> OpModel:
 
 
 def _rows(per_element: int, per_row_rsqrt: bool, affine: tuple[str, ...]) -> _Builder:
-    def build(d: _Dims, t: _Types, phase: str | None, causal: bool) -> OpModel:
+    def build(d: _Dims, t: _Types, phase: str | None, causal: str | None) -> OpModel:
         rows, cols = d["rows"], d["cols"]
         elements = float(rows * cols)
-        share = 0.5 if causal and not per_row_rsqrt else 1.0  # softmax under a causal mask
+        share = (
+            0.5 if causal is not None and not per_row_rsqrt else 1.0
+        )  # softmax under a causal mask
         tensors = [Tensor("x", elements, t("x"), "read"), Tensor("y", elements, t("y"), "write")]
         tensors += [Tensor(name, cols, t(name), "read") for name in affine if t.has(name)]
         notes = ("causal mask: masked entries are not counted",) if share < 1 else ()
@@ -342,7 +393,7 @@ def _rows(per_element: int, per_row_rsqrt: bool, affine: tuple[str, ...]) -> _Bu
     return build
 
 
-def _elementwise(d: _Dims, t: _Types, phase: str | None, causal: bool) -> OpModel:
+def _elementwise(d: _Dims, t: _Types, phase: str | None, causal: str | None) -> OpModel:
     n, inputs, outputs = d["n"], d["inputs"], d["outputs"]
     per = d.get("flop_per_element", max(inputs - 1, 1))
     tensors = [Tensor(f"x{i}" if inputs > 1 else "x", n, t("x"), "read") for i in range(inputs)]
@@ -358,10 +409,10 @@ def _elementwise(d: _Dims, t: _Types, phase: str | None, causal: bool) -> OpMode
     )
 
 
-def _reduction(d: _Dims, t: _Types, phase: str | None, causal: bool) -> OpModel:
+def _reduction(d: _Dims, t: _Types, phase: str | None, causal: str | None) -> OpModel:
     n, out = d["n"], d.get("out", 1)
     if out > n:
-        raise ValueError(f"out ({out}) is larger than n ({n})")
+        raise ValueError(f"out ({out}) is larger than n ({n}); out is at most n")
     return OpModel(
         kind="reduction",
         matrix_flop=0.0,
@@ -373,12 +424,15 @@ def _reduction(d: _Dims, t: _Types, phase: str | None, causal: bool) -> OpModel:
     )
 
 
-def _conv2d(d: _Dims, t: _Types, phase: str | None, causal: bool) -> OpModel:
+def _conv2d(d: _Dims, t: _Types, phase: str | None, causal: str | None) -> OpModel:
     stride, pad = d.get("stride", 1), d.get("padding", 0)
     h_out = (d["h"] + 2 * pad - d["r"]) // stride + 1
     w_out = (d["w"] + 2 * pad - d["s"]) // stride + 1
     if h_out < 1 or w_out < 1:
-        raise ValueError("the filter is larger than the padded input")
+        raise ValueError(
+            "the filter is larger than the padded input; r and s are at most h and w "
+            "plus twice the padding"
+        )
     outputs = d["n"] * d["k"] * h_out * w_out
     return OpModel(
         kind="conv2d",
@@ -397,7 +451,7 @@ def _conv2d(d: _Dims, t: _Types, phase: str | None, causal: bool) -> OpModel:
 
 
 def _named(kind: str, build: _Builder) -> _Builder:
-    def named(d: _Dims, t: _Types, phase: str | None, causal: bool) -> OpModel:
+    def named(d: _Dims, t: _Types, phase: str | None, causal: str | None) -> OpModel:
         return replace(build(d, t, phase, causal), kind=kind)
 
     return named

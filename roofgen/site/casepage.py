@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 from roofgen.advice import Advice
 from roofgen.analysis.analyse import Analysis, CaseResult, LaunchResult, VariantResult
 from roofgen.analysis.findings import Finding
-from roofgen.model import Case, Machine
+from roofgen.model import Case, Machine, Operator
+from roofgen.operators.causal import causal_alignment
 from roofgen.site.advice import advice_groups, variant_advice
 from roofgen.site.charts import case_chart_inputs
 from roofgen.site.comparison import before_after, sweep_tables
@@ -174,10 +175,15 @@ def kernel_rows(case: Case) -> tuple[tuple[str, str, str, str, str], ...]:
     rows = []
     for k in case.kernels:
         shape = ", ".join(f"{key}={value}" for key, value in k.operator.shape.items())
-        extra = [x for x in (k.operator.phase, "causal" if k.operator.causal else None) if x]
+        extra = [x for x in (k.operator.phase, _causal(k.operator)) if x]
         dtypes = ", ".join(f"{key}: {value}" for key, value in k.dtypes.items())
         rows.append((k.id, k.name, " ".join([k.operator.kind, *extra]), shape, dtypes))
     return tuple(rows)
+
+
+def _causal(op: Operator) -> str | None:
+    alignment = causal_alignment(op.causal, op.phase)
+    return f"causal ({alignment})" if alignment else None
 
 
 def _links(case: Case) -> tuple[Link, ...]:

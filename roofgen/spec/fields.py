@@ -339,7 +339,9 @@ def _one_type(root: Mapping[str, Any], node: Mapping[str, Any]) -> str:
             else (f"always {node['const']}")
         )
     if "enum" in node:
-        return "one of: " + ", ".join(str(v) for v in node["enum"])
+        return "one of: " + ", ".join(
+            str(v).lower() if isinstance(v, bool) else str(v) for v in node["enum"]
+        )
     kind = node.get("type")
     if isinstance(kind, list):
         return " or ".join(_plain_type(k, node) for k in kind)

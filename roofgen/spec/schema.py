@@ -170,7 +170,8 @@ def _message(error: ValidationError) -> str:
             schema
         )
     if v == "enum":
-        return f"{_show(inst)} is not one of: {', '.join(map(str, error.validator_value))}"
+        words = (json.dumps(v) if isinstance(v, bool) else str(v) for v in error.validator_value)
+        return f"{_show(inst)} is not one of: {', '.join(words)}"
     if v == "const":
         return f"{_show(inst)} must be {error.validator_value!r}"
     if v == "pattern" and schema.get("pattern", "").startswith("^[a-z0-9]"):

@@ -75,6 +75,12 @@ def _precision_points(items: list[Item], machine: Machine) -> list[PrecisionPoin
     return points
 
 
+_KV_CACHE_INTRO = (
+    " For decode attention it also stores the KV cache at FP8 and FP4 where narrower "
+    "(dequantised in registers): K and V shrink, the arithmetic keeps its precision."
+)
+
+
 def precision_section(
     case: CaseResult, machine: Machine, names: Mapping[str, str], n: int
 ) -> Section | None:
@@ -83,8 +89,9 @@ def precision_section(
     rows = []
     for item in items:
         for o in item.result.get(PrecisionResult).options:
-            unit = machine.unit(o.unit)
-            what = f"{unit.name if unit else o.unit} {precision_name(o.from_precision)}"
+            unit = machine.unit(o.unit) if o.unit is not None else None
+            where = "KV cache" if o.moves == "kv-cache" else unit.name if unit else o.unit
+            what = f"{where} {precision_name(o.from_precision)}"
             if not o.available:
                 rows.append(
                     (
@@ -106,7 +113,7 @@ def precision_section(
                     item.key.kernel,
                     what,
                     precision_name(o.to_precision),
-                    fmt_time(o.compute_s),
+                    "unchanged" if o.moves == "kv-cache" else fmt_time(o.compute_s),
                     f"{o.byte_scale:.2f}x",
                     fmt_time(o.bound_s),
                     o.binding or "n/a",
@@ -159,7 +166,8 @@ def precision_section(
             "beside it. The table moves each launch's tensor-core work to every lower "
             "precision the machine has: the work runs at that precision's peak and the "
             "operand tensors shrink (accumulators and FP32 statistics do not; each tensor's "
-            "share of the bytes is taken as its share of the elements)."
+            "share of the bytes is its elements times its bits)."
+            + (_KV_CACHE_INTRO if any(r[2].startswith("KV cache") for r in rows) else "")
         ),
         charts=(slot(f"case:{case.case.id}:{machine.id}:precision", f"precision-{n}", title, inp),),
         tables=tuple(tables),

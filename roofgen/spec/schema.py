@@ -70,7 +70,13 @@ def _placeholder(instance: str, spec: dict[str, Any], schema: dict[str, Any]) ->
         what = (first[:1].lower() + first[1:]) if first else "this value"
     dimension = spec["dimension"]
     example = EXAMPLES[dimension if isinstance(dimension, str) else dimension[0]]
-    return f"{instance!r} is a placeholder: measure {what} and write it here (e.g. '{example}')"
+    examples = schema.get("examples") or []
+    if examples and isinstance(examples[0], str):
+        example = examples[0]
+    otherwise = schema.get("x-otherwise")
+    return f"{instance!r} is a placeholder: measure {what} and write it here (e.g. '{example}')" + (
+        f", {otherwise}" if otherwise else ""
+    )
 
 
 def _x_finite(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iterator:

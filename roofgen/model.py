@@ -139,9 +139,18 @@ class Machine:
         return next((k for k in self.links if k.id == link_id), None)
 
 
+Statistic = Literal["median", "mean"]
+
+
 @dataclass(frozen=True)
 class TimeStats:
-    median_s: float
+    """The time of one launch over its timed repeats: ``value_s`` is the median (with
+    its quartiles or a confidence interval) or the mean (with its standard deviation),
+    as ``statistic`` says; every analysis uses ``value_s`` and names the statistic."""
+
+    value_s: float
+    statistic: Statistic = "median"
+    std_s: float | None = None  # spread of a mean
     min_s: float | None = None
     max_s: float | None = None
     q1_s: float | None = None

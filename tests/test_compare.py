@@ -173,7 +173,7 @@ def test_sweep_weights_and_weighted_means():
         0.5,
     ]
     mean = mean_measurement([p.measurement for p in points], w)
-    assert mean.time.median_s == pytest.approx(2.5e-3)  # 0.25 x 1 + 0.75 x 3 ms
+    assert mean.time.value_s == pytest.approx(2.5e-3)  # 0.25 x 1 + 0.75 x 3 ms
     assert mean.flops == {"u": {"fp32": pytest.approx(2.5e9)}}
     assert mean.bytes == {"hbm": pytest.approx(2.5e10)}
     assert mean.time.repeats == 100 and mean.grid == (3,)  # the heaviest point's grid

@@ -51,8 +51,11 @@ def test_the_reference_lists_every_schema_field(kind):
 
 def test_the_reference_says_type_unit_and_example():
     page = reference_page()
+    entry = page.split("{#case-variants-launches-measurement-time}")[1].split("###")[0]
+    assert "**required**" in entry
+    # The median is required unless the mean is given: the schema's if/then, not 'required'.
     entry = page.split("{#case-variants-launches-measurement-time-median}")[1].split("###")[0]
-    assert "**required**" in entry and "quantity (time)" in entry and "unit s" in entry
+    assert "quantity (time)" in entry and "unit s" in entry
     assert "median: 1.42 ms" in entry
     entry = page.split("{#machine-memory-bandwidth}")[1].split("###")[0]
     assert "quantity (bandwidth) or mapping" in entry and "unit B/s" in entry

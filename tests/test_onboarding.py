@@ -220,7 +220,42 @@ def project(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     return tmp_path
 
 
-def test_new_case_has_every_field_and_checks_clean(project, capsys):
+#: What `check` says of a value `new case` left for a measurement.
+PLACEHOLDER = re.compile(
+    r"^\S+:\d+:\d+: \S+: 'TODO' is a placeholder: measure .+ and write it here"
+)
+
+
+def _placeholder_errors_only(err: str) -> list[str]:
+    """The error lines of `check`, each asserted to be a located placeholder error."""
+    lines = [line for line in err.splitlines() if "file(s) checked" not in line]
+    assert lines, err
+    for line in lines:
+        assert PLACEHOLDER.match(line), line
+    return lines
+
+
+def _measured(text: str) -> str:
+    """The file with its TODO values filled as a person who measured them would: an
+    8192^3 BF16 GEMM in 1.4 ms (H100 SXM: 2 x 8192^3 = 1.1e12 FLOP over 989 TFLOP/s =
+    1.11 ms, 79% of it), A and B read once (2 x 2 x 8192^2 B = 268 MB), C written once
+    (2 x 8192^2 B = 134 MB), the caches more."""
+    values = {"median": "1.4 ms", "q1": "1.39 ms", "q3": "1.41 ms", "read": "300 MB",
+              "write": "134 MB"}  # fmt: skip
+    head, marker, measurement = text.partition("        measurement:\n")
+    return (
+        head
+        + marker
+        + re.sub(
+            r"^(\s+)([a-z0-9_-]+): TODO$",
+            lambda m: f"{m[1]}{m[2]}: {values.get(m[2], '1.5 GB')}",
+            measurement,
+            flags=re.M,
+        )
+    )
+
+
+def test_new_case_has_every_field_and_checks_once_measured(project, capsys):
     status, out, err = run(["new", "case", "my-gemm", "--machine", "h100-sxm", "--kernel",
                             "gemm"], capsys)  # fmt: skip
     assert status == 0, err
@@ -238,7 +273,16 @@ def test_new_case_has_every_field_and_checks_clean(project, capsys):
                 line.strip().lstrip("#").strip() for line in text.splitlines()
             ), f.display
     assert "# TODO" in text
-    assert run(["check", "--strict", "-v"], capsys)[0] == 0
+    # Untouched, it fails check: each value to measure, located, says what to measure.
+    status, _, err = run(["check", "--strict"], capsys)
+    assert status == 1
+    lines = _placeholder_errors_only(err)
+    median = text.splitlines().index("            median: TODO") + 1
+    assert (
+        f"{Path('specs/cases/my-gemm.yaml')}:{median}:21: "
+        "variants[0].launches[0].measurement.time.median: 'TODO' is a placeholder: measure "
+        "the median time of one launch over the timed repeats and write it here (e.g. '1.42 ms')"
+    ) in lines
     # It is YAML ruamel.yaml reads and writes back without losing a line.
     _, data = load_round_trip(text)
     doc, problems = load_file(path)
@@ -247,14 +291,75 @@ def test_new_case_has_every_field_and_checks_clean(project, capsys):
     assert doc.data["machines"] == [{"id": "h100-sxm", "version": 1}]
     assert doc.data["kernels"][0]["id"] == "gemm"
     assert doc.data["variants"][0]["launches"][0]["kernel"] == "gemm"
+    # Filled in with what was measured, it checks.
+    path.write_text(_measured(text), "utf-8")
+    status, _, err = run(["check"], capsys)
+    assert status == 0, err
 
 
 @pytest.mark.parametrize("machine", library.ids())
-def test_new_case_checks_clean_on_every_library_machine(machine, project, capsys):
+def test_an_untouched_new_case_fails_check_only_on_its_placeholders(machine, project, capsys):
     status, _, err = run(["new", "case", "x", "--machine", machine, "-o", "specs/cases/x.yaml"],
                          capsys)  # fmt: skip
     assert status == 0, err
-    assert run(["check", "--strict"], capsys)[0] == 0
+    status, _, err = run(["check", "--strict"], capsys)
+    assert status == 1
+    lines = _placeholder_errors_only(err)
+    assert any(".measurement.time.median: 'TODO'" in line for line in lines)
+
+
+def test_new_case_softmax_writes_a_softmax_template(project, capsys):
+    status, _, err = run(["new", "case", "softmax", "--machine", "a100-40gb-sxm"], capsys)
+    assert status == 0, err
+    doc, problems = load_file(project / "specs/cases/softmax.yaml")
+    assert doc is not None and not problems
+    kernel = doc.data["kernels"][0]
+    assert kernel["operator"] == {"kind": "softmax", "shape": {"rows": 8192, "cols": 8192}}
+    assert kernel["dtypes"] == {"x": "bf16", "y": "bf16"}
+    flops = doc.data["variants"][0]["launches"][0]["measurement"]["flops"]
+    # 8192 x 8192 = 67,108,864 scores; 5 FLOP each (max, subtract, add, two rescaling
+    # multiplies) = 3.36e8 FLOP on the FP32 pipe; one exp each = 6.71e7 OP on the SFU.
+    assert flops == {"fp32": {"fp32": "3.36e8 FLOP"}, "sfu": {"transcendental": "6.71e7 OP"}}
+    assert "tensor" not in flops and "m" not in kernel["operator"]["shape"]
+    text = (project / "specs/cases/softmax.yaml").read_text("utf-8")
+    assert "    # units: [fp32, sfu]" in text  # offered, commented out
+
+
+@pytest.mark.parametrize(
+    ("ids", "kind"),
+    [
+        (["softmax"], "softmax"),
+        (["my-gemm"], "gemm"),
+        (["flash-attn"], "attention"),
+        (["fused_rmsnorm"], "rmsnorm"),
+        (["batched-gemm-v2"], "batched-gemm"),
+        (["bmm"], "batched-gemm"),
+        (["softmax-gemm"], None),  # two kinds: ambiguous
+        (["x"], None),
+        (["kernel-a", "layernorm-study"], "layernorm"),  # the kernel's id names none
+    ],
+)
+def test_the_operator_is_guessed_from_the_ids_only_where_unambiguous(ids, kind):
+    from roofgen.scaffold.operators import guess_operator
+
+    assert guess_operator(*ids) == kind
+
+
+def test_new_case_operator_option_and_its_default(project, capsys):
+    status, _, err = run(["new", "case", "x", "--machine", "h100-sxm", "--operator",
+                          "attention", "-o", "-"], capsys)  # fmt: skip
+    assert status == 0, err
+    status, out, err = run(["new", "case", "x", "--machine", "h100-sxm", "--operator",
+                            "attention", "-o", "-", "-q"], capsys)  # fmt: skip
+    data = yaml.safe_load(out)
+    assert data["kernels"][0]["operator"]["kind"] == "attention"
+    status, out, err = run(["new", "case", "study", "--machine", "h100-sxm", "-o", "-"], capsys)
+    assert yaml.safe_load(out)["kernels"][0]["operator"]["kind"] == "gemm"
+    assert "no operator kind in 'study': writing a gemm template" in err
+    status, _, err = run(["new", "case", "x", "--machine", "h100-sxm", "--operator", "fft"],
+                         capsys)  # fmt: skip
+    assert status == 2
+    assert "--operator 'fft': no template of that kind; one of: gemm, batched-gemm" in err
 
 
 def test_new_case_never_overwrites_without_force(project, capsys):
@@ -609,7 +714,9 @@ def test_new_case_on_a_machine_of_the_team(project, capsys):
     assert (project / "specs/machines/v100-sxm2.yaml").is_file()
     status, _, err = run(["new", "case", "old-gpu", "--machine", "v100-sxm2"], capsys)
     assert status == 0, err
-    assert run(["check", "--strict"], capsys)[0] == 0
+    status, _, err = run(["check", "--strict"], capsys)
+    assert status == 1
+    _placeholder_errors_only(err)
 
 
 @pytest.mark.parametrize("verb", [["init"], ["new", "case"], ["explain"], ["migrate"]])

@@ -48,7 +48,7 @@ class LaunchResult:
     machine: str
     index: int  # position in the variant
     calls: int
-    time_s: float  # median time of one call
+    time_s: float  # time of one call: the median, or the mean (``time_statistic``)
     flop: float | None  # floating-point work of one call (FLOP)
     ops: float | None  # integer and transcendental work (OP)
     achieved_flop_per_s: float | None
@@ -77,6 +77,7 @@ class LaunchResult:
     modelled: tuple[str, ...] = ()  # values taken from the model: "flops", "bytes.<level>"
     bytes_b: dict[str, float] = field(default_factory=dict)  # level -> bytes (with modelled)
     sweep: tuple[SweepPointResult, ...] = ()  # per shape, for a launch measured over a sweep
+    time_statistic: str = "median"  # what time_s (and so the efficiency) is: median or mean
 
     def get(self, kind: type[LaunchKindT]) -> LaunchKindT:
         """This launch's result of the roofline ``kind`` (e.g. ``EnergyResult``)."""
@@ -235,7 +236,7 @@ def variant_result(
 ) -> VariantResult:
     prepared = [prepare(machine, case.kernel(x.kernel), x) for x in variant.launches]
     variant = replace(variant, launches=tuple(p.launch for p in prepared))
-    time_s = sum(x.calls * x.measurement.time.median_s for x in variant.launches)
+    time_s = sum(x.calls * x.measurement.time.value_s for x in variant.launches)
     per_basis = {b: [launch_bounds(machine, x, b) for x in variant.launches] for b in BASES}
     inputs = VariantInputs(
         machine,
@@ -343,7 +344,7 @@ def _attach(
                         launch_bounds(r.inputs.machine, point.launch, "datasheet"),
                     ),
                     t,
-                    point.launch.calls * point.launch.measurement.time.median_s,
+                    point.launch.calls * point.launch.measurement.time.value_s,
                 ),
                 model=point.model,
                 modelled=point.modelled,
@@ -380,7 +381,7 @@ def launch_result(
     launch, machine, bounds = inputs.launch, inputs.machine, inputs.bounds
     datasheet = inputs.datasheet
     m = launch.measurement
-    time_s = m.time.median_s
+    time_s = m.time.value_s
     flop = work(m, integer=False)
     lower = bounds.bound_s
     efficiency = lower / time_s if lower is not None else None
@@ -406,6 +407,7 @@ def launch_result(
     text = verdict(klass, bounds, efficiency, t)
     note = fact_note(facts, bounds, m)
     return LaunchResult(
+        time_statistic=m.time.statistic,
         case=case.id,
         kernel=launch.kernel,
         variant=variant.id,

@@ -109,7 +109,7 @@ class CommunicationResult:
     @classmethod
     def of(cls, inputs: LaunchInputs) -> CommunicationResult:
         m = inputs.measurement
-        t = m.time.median_s
+        t = m.time.value_s
         flop = floating_point_work(m)
         links = tuple(
             LinkTraffic(

@@ -3,7 +3,8 @@ the chart, and the end-to-end projection by Amdahl's law. Pure.
 
 * A **speedup** is the baseline's time over the variant's. It is **significant** only
   when the two timing intervals do not overlap (interquartile range, else the
-  confidence interval of the median, else min..max); without any interval the noise
+  confidence interval, else a mean plus and minus one standard deviation, else
+  min..max); without any interval the noise
   is unknown. The speedup's own interval is base.low / new.high .. base.high / new.low.
 * **Amdahl's law** projects the end-to-end speedup from the baseline's shares: launch
   i takes the share ``s_i`` of the baseline's end-to-end time and gets faster by
@@ -60,15 +61,18 @@ class Interval:
 
     low_s: float
     high_s: float
-    source: str  # "q1..q3", "ci_low..ci_high" or "min..max"
+    source: str  # "q1..q3", "ci_low..ci_high", "mean-std..mean+std" or "min..max"
 
 
 def interval(t: TimeStats) -> Interval | None:
-    """The timing interval, in order of preference: q1..q3, ci_low..ci_high, min..max."""
+    """The timing interval, in order of preference: q1..q3, ci_low..ci_high, a mean
+    plus and minus one standard deviation, min..max."""
     for low, high, source in _SOURCES:
         lo, hi = getattr(t, low), getattr(t, high)
         if lo is not None and hi is not None:
             return Interval(lo, hi, source)
+        if source == "ci_low..ci_high" and t.statistic == "mean" and t.std_s is not None:
+            return Interval(t.value_s - t.std_s, t.value_s + t.std_s, "mean-std..mean+std")
     return None
 
 
@@ -285,10 +289,10 @@ def _points(base: Launch, new: Launch) -> tuple[tuple[PointComparison, ...], flo
             continue
         tb, tn = old.measurement.time, point.measurement.time
         out.append(
-            PointComparison(name, speedup(tb.median_s, tn.median_s, interval(tb), interval(tn)))
+            PointComparison(name, speedup(tb.value_s, tn.value_s, interval(tb), interval(tn)))
         )
-        total_base += weights[name] * tb.median_s
-        total_new += weights[name] * tn.median_s
+        total_base += weights[name] * tb.value_s
+        total_new += weights[name] * tn.value_s
     weighted = total_base / total_new if out and total_new > 0 else None
     return tuple(out), weighted
 

@@ -65,7 +65,7 @@ def _limited(machine: Machine, m: Measurement, average_power_w: float | None) ->
 
 def energy_result(machine: Machine, m: Measurement) -> EnergyResult:
     """The energy of one call of the launch measured by ``m`` on ``machine``."""
-    t = m.time.median_s
+    t = m.time.value_s
     measured = m.energy_j
     if measured is None and m.average_power_w is not None:
         measured = m.average_power_w * t
@@ -153,6 +153,6 @@ class StepEnergy:
             _per_step(calls, [e.measured_j for e in energies]),
             _per_step(calls, [e.modelled_j for e in energies]),
             sum(c * (e.flop or 0.0) for c, e in zip(calls, energies, strict=True)),
-            sum(x.calls * x.measurement.time.median_s for x in launches),
+            sum(x.calls * x.measurement.time.value_s for x in launches),
             tuple(x.kernel for x, e in zip(launches, energies, strict=True) if e.power_limited),
         )

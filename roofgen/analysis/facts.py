@@ -22,7 +22,7 @@ def launch_facts(inputs: LaunchInputs, t: Thresholds) -> tuple[str, ...]:
     launch_s = bounds.seconds.get("launch")
     ranked = bounds.ranked()
     if launch_s and (
-        launch_s >= (1.0 - t.co_bound_margin) * m.time.median_s
+        launch_s >= (1.0 - t.co_bound_margin) * m.time.value_s
         or (ranked and ranked[0][0] == "launch")
     ):
         facts.append("launch-bound")
@@ -57,7 +57,7 @@ def fact_note(facts: tuple[str, ...], bounds: Bounds, m: Measurement) -> str:
         if syncs:
             what += f" and {syncs} sync{'s' if syncs != 1 else ''}"
         notes.append(
-            f"launch-bound: {what} cost {launch_s * 1e6:.3g} us of {m.time.median_s * 1e6:.3g} us"
+            f"launch-bound: {what} cost {launch_s * 1e6:.3g} us of {m.time.value_s * 1e6:.3g} us"
         )
     if "power-limited" in facts:
         notes.append("power-limited: SM clock below the roofs' clock with power at the limit")

@@ -138,7 +138,7 @@ def _transactions(machine: Machine, m: Measurement, level_id: str) -> float | No
 def instruction_points(machine: Machine, m: Measurement) -> list[InstructionPoint]:
     """Points of one launch: one per memory level with known transactions (L1 adds the
     shared wavefronts), then the global and shared access-pattern points."""
-    t = m.time.median_s
+    t = m.time.value_s
     out: list[InstructionPoint] = []
     if m.instructions:
         for level in machine.memory:
@@ -179,7 +179,7 @@ class InstructionResult:
     @classmethod
     def of(cls, inputs: LaunchInputs) -> InstructionResult:
         m = inputs.measurement
-        t = m.time.median_s
+        t = m.time.value_s
         issue = inputs.bounds.seconds.get("issue")
         return cls(
             tuple(instruction_points(inputs.machine, m)),

@@ -99,13 +99,19 @@ def _spread(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
     limit = float(params.get("max_spread", 0.05))
     t = ctx.launch.measurement.time
     if t.q1_s is not None and t.q3_s is not None:
-        spread, how = (t.q3_s - t.q1_s) / t.median_s, "interquartile range"
+        spread, how = (t.q3_s - t.q1_s) / t.value_s, "interquartile range"
     elif t.ci_low_s is not None and t.ci_high_s is not None:
-        spread, how = (t.ci_high_s - t.ci_low_s) / t.median_s, "confidence interval of the median"
+        spread, how = (
+            (t.ci_high_s - t.ci_low_s) / t.value_s,
+            f"confidence interval of the {t.statistic}",
+        )
+    elif t.std_s is not None:
+        spread, how = 2.0 * t.std_s / t.value_s, "mean plus and minus one standard deviation"
     else:
         return
     if spread > limit:
-        yield ("time",), {"spread": fmt_percent(spread), "how": how, "limit": fmt_percent(limit)}
+        yield ("time",), {"spread": fmt_percent(spread), "how": how, "limit": fmt_percent(limit),
+                          "statistic": t.statistic}  # fmt: skip
 
 
 def _no_warmup(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
@@ -120,7 +126,27 @@ def _no_warmup(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
 def _few_repeats(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
     repeats = ctx.launch.measurement.time.repeats
     if repeats is not None and repeats < int(params.get("min_repeats", 10)):
-        yield ("time", "repeats"), {"repeats": str(repeats)}
+        yield (
+            ("time", "repeats"),
+            {"repeats": str(repeats), "statistic": ctx.launch.measurement.time.statistic},
+        )
+
+
+def _low_efficiency(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
+    """Efficiency (bound / measured time) so low that a unit slip is likelier."""
+    limit = float(params.get("min_efficiency", 0.01))
+    r = ctx.result
+    if r.efficiency is not None and r.lower_bound_s is not None and r.efficiency < limit:
+        yield (
+            ("time",),
+            {
+                "bound": fmt_time(r.lower_bound_s),
+                "time": fmt_time(r.time_s),
+                "statistic": r.time_statistic,
+                "efficiency": fmt_percent(r.efficiency),
+                "limit": fmt_percent(limit),
+            },
+        )
 
 
 def _profiler_clocks(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
@@ -141,5 +167,6 @@ CHECKS: dict[str, Callable[[LaunchContext, dict[str, Any]], Iterator[Hit]]] = {
     "no-warmup": _no_warmup,
     "few-repeats": _few_repeats,
     "profiler-clocks": _profiler_clocks,
+    "low-efficiency": _low_efficiency,
     **LAUNCH_CHECKS,
 }

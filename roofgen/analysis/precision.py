@@ -94,7 +94,7 @@ def precision_work(machine: Machine, m: Measurement) -> tuple[PrecisionWork, ...
         return ()
     device = device_level(machine)
     moved = level_bytes(device, m) if device is not None else None
-    t = m.time.median_s
+    t = m.time.value_s
     out = []
     for unit_id, by_precision in sorted(m.flops.items()):
         unit = machine.unit(unit_id)

@@ -101,7 +101,7 @@ class ResourceView:
         machine, m = inputs.machine, inputs.measurement
         ranked = [name for name, _ in inputs.bounds.ranked()[:2]]
         roles = dict(zip(ranked, ("binding", "runner-up"), strict=False))
-        time_s = m.time.median_s
+        time_s = m.time.value_s
         rows = []
         for resource in resources(machine):
             seconds = inputs.bounds.seconds.get(resource)

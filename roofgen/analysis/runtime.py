@@ -68,7 +68,7 @@ def runtime_floor(
         c * (x.measurement.syncs or 0) for c, x in zip(calls, variant.launches, strict=True)
     )
     time_s = sum(
-        c * x.measurement.time.median_s for c, x in zip(calls, variant.launches, strict=True)
+        c * x.measurement.time.value_s for c, x in zip(calls, variant.launches, strict=True)
     )
     floor = launch_floor_s(bounds, calls)
     sync_s = syncs * (rt.sync_overhead_s or 0.0)

@@ -82,7 +82,7 @@ def sparse_points(machine: Machine, m: Measurement, basis: Basis = "measured") -
                     sparse_peak=unit.peaks[precision].value(basis),
                     device_bytes=moved,
                     metadata_b=m.sparsity.metadata_b,
-                    time_s=m.time.median_s,
+                    time_s=m.time.value_s,
                 )
             )
     return out

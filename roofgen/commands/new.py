@@ -52,27 +52,35 @@ def default_case_path(case_id: str) -> Path:
               help="Fill the case from Nsight Compute CSV exports (repeatable) instead of "
               "writing placeholders.")  # fmt: skip
 @click.option("--kernel", help="The kernel's id (default: the case's id).")
+@click.option("--operator", "operator", metavar="KIND",
+              help="The operator kind the template is of (its shape, dtypes and FLOPs); "
+              "default: the kind the kernel's or the case's id names (softmax-v2: softmax), "
+              "else gemm.")  # fmt: skip
 @click.option("--variant", default="baseline", show_default=True, help="The variant's id.")
 @click.option("--title", help="The case's title.")
 @click.option("-o", "--output", help="Where to write ('-': stdout; default: SPECS/cases/ID.yaml).")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 @common
 def case_cmd(case_id: str, machine_id: str, from_ncu: tuple[str, ...], kernel: str | None,
-             variant: str, title: str | None, output: str | None, force: bool, strict: bool,
-             quiet: bool, verbose: bool) -> None:  # fmt: skip
+             operator: str | None, variant: str, title: str | None, output: str | None,
+             force: bool, strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
     """Write a new case file with every field of the case schema, each commented.
 
-    Placeholder values check clean and are marked TODO; optional fields are
-    commented out in place. With --from-ncu, the case is filled from the profile
-    instead (as `roofgen import ncu` does).
+    The template is of one operator kind (--operator, else the one the kernel's or
+    the case's id names). Values only a measurement gives (the time, the bytes) are
+    written TODO, which `roofgen check` refuses until they are measured; examples
+    are marked # TODO; optional fields are commented out in place. With --from-ncu,
+    the case is filled from the profile instead (as `roofgen import ncu` does).
     """
     _check_id("ID", case_id)
     _check_id("--variant", variant)
     if kernel is not None:
         _check_id("--kernel", kernel)
-    if from_ncu and kernel is not None:
-        say("--kernel names the template's kernel; a profile names its own kernels "
-            "(rename them with `roofgen import ncu --kernel-map`)")  # fmt: skip
+    if operator is not None:
+        _check_operator(operator)
+    if from_ncu and (kernel is not None or operator is not None):
+        say("--kernel and --operator describe the template's kernel; a profile names its "
+            "own kernels (rename them with `roofgen import ncu --kernel-map`)")  # fmt: skip
         raise Failure(EXIT_USAGE)
     target = Path(output) if output and output != "-" else default_case_path(case_id)
     if output != "-" and target.exists() and not force:
@@ -82,15 +90,37 @@ def case_cmd(case_id: str, machine_id: str, from_ncu: tuple[str, ...], kernel: s
     if from_ncu:
         text = _from_ncu(from_ncu, machine, target, case_id, variant, title, quiet, strict)
     else:
-        text = _template(machine, target, case_id, kernel or case_id, variant, title)
+        kind = operator or _guess(kernel, case_id, quiet)
+        text = _template(machine, target, case_id, kernel or case_id, kind, variant, title)
     write_output(text, output or str(target), force)
     if quiet or output == "-":
         return
     say(f"wrote {shown(target)}: case {case_id} on {machine.id}", fg="green")
     selector = f"{case_id}/{kernel or case_id}" if not from_ncu else f"{case_id}/KERNEL"
-    say("next: replace the TODO values with what you measured (roofgen's site: Guide > How "
-        "to measure), then" if not from_ncu else "next:")  # fmt: skip
+    say("next: measure each value written TODO (`roofgen check` lists them; roofgen's "
+        "site: Guide > How to measure), then" if not from_ncu else "next:")  # fmt: skip
     say(f"  roofgen check && roofgen explain {selector}")
+
+
+def _check_operator(kind: str) -> None:
+    from roofgen.scaffold.operators import OPERATORS
+
+    if kind not in OPERATORS:
+        say(f"--operator {kind!r}: no template of that kind; one of: {', '.join(OPERATORS)}")
+        raise Failure(EXIT_USAGE)
+
+
+def _guess(kernel: str | None, case_id: str, quiet: bool) -> str:
+    from roofgen.scaffold.operators import guess_operator
+
+    ids = [kernel, case_id] if kernel is not None else [case_id]
+    kind = guess_operator(*ids)
+    if kind is None:
+        if not quiet:
+            say(f"no operator kind in {' or '.join(map(repr, ids))}: writing a gemm template "
+                "(pass --operator KIND for another)")  # fmt: skip
+        return "gemm"
+    return kind
 
 
 def _machine(ident: str) -> Any:
@@ -110,13 +140,13 @@ def _pin(machine: Any) -> Any:
     return machine.id
 
 
-def _template(machine: Any, target: Path, case_id: str, kernel: str, variant: str,
-              title: str | None) -> str:  # fmt: skip
+def _template(machine: Any, target: Path, case_id: str, kernel: str, operator: str,
+              variant: str, title: str | None) -> str:  # fmt: skip
     from roofgen.scaffold.case import CaseTemplate, checked_case
 
     template = CaseTemplate(
         case_id=case_id, machine_id=machine.id, machine=machine.data, pin=_pin(machine),
-        kernel=kernel, variant=variant, title=title,
+        kernel=kernel, variant=variant, title=title, operator=operator,
     )  # fmt: skip
     machine_file = None if machine.from_library else Path(machine.origin)
     text, problems = checked_case(template, target, machine_file)

@@ -84,6 +84,7 @@ def launch_json(r: LaunchResult) -> dict[str, Any]:
         "index": r.index,
         "calls": r.calls,
         "time_s": r.time_s,
+        "time_statistic": r.time_statistic,
         "flop": r.flop,
         "ops": r.ops,
         "achieved_flop_per_s": r.achieved_flop_per_s,
@@ -179,10 +180,12 @@ def analysis_text(analysis: Analysis) -> str:
             lines.append(f"  {v.variant} on {v.machine}: {fmt_time(v.time_s)}{speed}; {v.verdict}")
             for r in v.launches:
                 calls = f" x{r.calls}" if r.calls != 1 else ""
+                mean = " (mean time)" if r.time_statistic == "mean" else ""
                 lines.append(
                     f"    {r.kernel}{calls}: {fmt_time(r.time_s)}, "
                     f"{fmt_si(r.achieved_flop_per_s, 'FLOP/s')}, "
-                    f"bound {fmt_time(r.lower_bound_s)}, efficiency {fmt_percent(r.efficiency)}"
+                    f"bound {fmt_time(r.lower_bound_s)}, "
+                    f"efficiency {fmt_percent(r.efficiency)}{mean}"
                 )
                 lines.append(f"      {r.verdict}")
                 if r.coverage.unknown:

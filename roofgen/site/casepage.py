@@ -95,7 +95,9 @@ def _statistics(case: Case, variant_id: str, index: int) -> tuple[str, str, str,
     variant = next(v for v in case.variants if v.id == variant_id)
     m = variant.launches[index].measurement
     t = m.time
-    parts = [f"median {fmt_time(t.median_s)}"]
+    parts = [f"{t.statistic} {fmt_time(t.value_s)}"]
+    if t.std_s is not None:
+        parts.append(f"standard deviation {fmt_time(t.std_s)}")
     if t.q1_s is not None and t.q3_s is not None:
         parts.append(f"IQR {fmt_time(t.q1_s)} to {fmt_time(t.q3_s)}")
     if t.min_s is not None and t.max_s is not None:

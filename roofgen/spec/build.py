@@ -21,6 +21,7 @@ from roofgen.model import (
     Roof,
     Runtime,
     Sparsity,
+    Statistic,
     SubCeiling,
     SweepPoint,
     TimeStats,
@@ -225,9 +226,12 @@ def _bytes(value: Any) -> float:
 
 def time_stats(t: Any) -> TimeStats:
     if not isinstance(t, dict):
-        return TimeStats(median_s=q(t, "time"))
+        return TimeStats(value_s=q(t, "time"))
+    statistic: Statistic = "mean" if "mean" in t else "median"
     return TimeStats(
-        median_s=q(t["median"], "time"),
+        value_s=q(t[statistic], "time"),
+        statistic=statistic,
+        std_s=_opt(t.get("std"), "time"),
         min_s=_opt(t.get("min"), "time"),
         max_s=_opt(t.get("max"), "time"),
         q1_s=_opt(t.get("q1"), "time"),

@@ -6,6 +6,7 @@ from typing import Any
 
 from roofgen.problems import Problem
 from roofgen.spec.operators import check_operators
+from roofgen.spec.timestats import check_time
 from roofgen.spec.yamlload import Document, PathKey
 
 
@@ -230,8 +231,9 @@ def _check_variant(
                     code="ref.kernel",
                 )
             )
-        if machine is not None:
-            for where, m in _measurements(launch, path):
+        for where, m in _measurements(launch, path):
+            problems += check_time(doc, m, where)
+            if machine is not None:
                 problems += _check_measurement(doc, m, where, machine)
     return problems
 

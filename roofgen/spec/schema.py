@@ -33,6 +33,9 @@ KINDS = ("machine", "case")
 def _x_quantity(validator: Any, spec: dict[str, Any], instance: Any, schema: Any) -> Iterator:
     if not isinstance(instance, int | float | str) or isinstance(instance, bool):
         return  # the schema's "type" reports it
+    if isinstance(instance, str) and PLACEHOLDER.match(instance):
+        yield ValidationError(_placeholder(instance, spec, schema))
+        return
     dimensions = spec["dimension"]
     if isinstance(dimensions, str):
         dimensions = [dimensions]
@@ -53,6 +56,27 @@ def _x_quantity(validator: Any, spec: dict[str, Any], instance: Any, schema: Any
         yield ValidationError(f"{instance!r} must be greater than zero (e.g. '{example}')")
     elif minimum == "non-negative" and value < 0:
         yield ValidationError(f"{instance!r} must not be negative")
+
+
+#: What ``roofgen new case`` writes where only a measurement can say the value.
+PLACEHOLDER = re.compile(r"^\s*TODO\b", re.IGNORECASE)
+
+
+def _placeholder(instance: str, spec: dict[str, Any], schema: dict[str, Any]) -> str:
+    """'TODO' where a quantity belongs: say what to measure and what to write."""
+    what = schema.get("x-measure")
+    if not what:
+        first = str(schema.get("description", "")).split(". ")[0].rstrip(".")
+        what = (first[:1].lower() + first[1:]) if first else "this value"
+    dimension = spec["dimension"]
+    example = EXAMPLES[dimension if isinstance(dimension, str) else dimension[0]]
+    examples = schema.get("examples") or []
+    if examples and isinstance(examples[0], str):
+        example = examples[0]
+    otherwise = schema.get("x-otherwise")
+    return f"{instance!r} is a placeholder: measure {what} and write it here (e.g. '{example}')" + (
+        f", {otherwise}" if otherwise else ""
+    )
 
 
 def _x_finite(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iterator:
@@ -158,6 +182,8 @@ def _unknown_keys(doc: Document, error: ValidationError, path: PathKey) -> list[
 
 def _message(error: ValidationError) -> str:
     v, inst, schema = error.validator, error.instance, error.schema
+    if v in ("not", "required") and "x-message" in schema:  # the schema's own words
+        return str(schema["x-message"])
     if v == "required":
         missing = _missing_key(error)
         desc = schema.get("properties", {}).get(missing, {}).get("description", "")

@@ -11,6 +11,7 @@ build. Staging folders left by a build that was killed are removed by the next o
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import re
 import shutil
@@ -114,11 +115,17 @@ def staging(output: Path) -> Iterator[Path]:
     """A temporary folder beside ``output`` (same file system, so renames are atomic)."""
     output.parent.mkdir(parents=True, exist_ok=True)
     remove_stale(output)
-    stage = Path(tempfile.mkdtemp(prefix=f".{output.name}.tmp-{os.getpid()}-", dir=output.parent))
+    prefix = f".{output.name}.tmp-{os.getpid()}-"
+    stage: Path | None = None
     try:
+        stage = Path(tempfile.mkdtemp(prefix=prefix, dir=output.parent))
         yield stage
     finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        if stage is not None:
+            shutil.rmtree(stage, ignore_errors=True)
+        else:  # interrupted inside mkdtemp: the folder may exist under this process's prefix
+            for left in output.parent.glob(glob.escape(prefix) + "*"):
+                shutil.rmtree(left, ignore_errors=True)
 
 
 def swap(new: Path, output: Path) -> None:

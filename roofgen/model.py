@@ -22,7 +22,20 @@ class Roof:
     measured: float | None = None
     source: str = ""
     measured_source: str = ""
-    measured_clock_hz: float | None = None  # the SM clock the measured value was taken at
+    measured_clock_hz: float | None = None  # the locked SM clock the measured value was taken at
+    # The SM clock the values are stated at (the peak's, its unit's or the machine's);
+    # None for a roof that does not follow the SM clock (device memory, links, power).
+    clock_hz: float | None = None
+
+    def clock_factor(self, clock_hz: float | None, basis: Basis = "measured") -> float:
+        """How much the roof's value (on ``basis``) scales at SM clock ``clock_hz``.
+
+        1 when the clock is unknown or the roof does not follow the SM clock; else
+        ``clock_hz`` over the clock the value is stated at.
+        """
+        if clock_hz is None or self.clock_hz is None:
+            return 1.0
+        return clock_hz / self.clock_hz
 
     def value(self, basis: Basis = "measured") -> float:
         """The measured value where present (basis 'measured'), else the datasheet one."""
@@ -54,6 +67,7 @@ class ComputeUnit:
     peaks: dict[str, Roof]  # precision -> FLOP/s (or OP/s for int*, transcendental)
     ceilings: tuple[SubCeiling, ...] = ()
     clock_scaled: bool = True
+    clock_hz: float | None = None  # the clock its peaks assume unless a peak states its own
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""A clock per peak: each roof scales from the clock it is stated at.
+"""A clock per peak, and measured roofs with the conditions they were measured under.
 
 Every expected value is the hand arithmetic written out beside it.
 """
@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 
+from roofgen.analysis.analyse import analyse
 from roofgen.analysis.bounds import launch_bounds
-from roofgen.model import Launch
+from roofgen.analysis.plausibility import check
+from roofgen.api import shipped_rules
+from roofgen.model import Launch, Specs
 from roofgen.spec import build
 
 # H100 SXM5 as NVIDIA's whitepaper states it: the tensor peaks at the 1830 MHz tensor
@@ -95,3 +98,84 @@ def test_a_measurement_at_a_locked_clock_is_restated_at_the_roofs_clock():
     assert build.machine(machine).compute[0].peaks["fp32"].measured == pytest.approx(66e12)
     m = {"time": "1 ms", "clocks": {"sm": "1095 MHz"}, "flops": {"fp32": {"fp32": 36.5e9}}}
     assert bounds(machine, m).seconds["compute.fp32"] == pytest.approx(1e-3)
+
+
+# A100 SXM4 40GB: 312 TFLOP/s BF16 at the 1410 MHz boost clock (NVIDIA A100 datasheet;
+# the forum thread above: 108 SMs x 2048 FLOP/clk x 1410 MHz = 311.9 TFLOP/s). MAMF,
+# stas00/ml-engineering @b9e29720: 271.2 TFLOP/s BF16, measured with unlocked clocks.
+def a100(measured: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "a100",
+        "name": "A100",
+        "clocks": {"sm": "1410 MHz"},
+        "compute": [
+            {
+                "id": "tensor",
+                "kind": "tensor",
+                "peaks": {"bf16": {"datasheet": "312 TFLOP/s", **measured}},
+            }
+        ],
+        "memory": [{"id": "hbm", "role": "device", "bandwidth": "1.555 TB/s"}],
+    }
+
+
+AT_BASE = {"time": "1 ms", "clocks": {"sm": "1095 MHz"}, "flops": {"tensor": {"bf16": 1e11}}}
+
+
+def test_a_measurement_at_a_locked_clock_is_rescaled_to_the_launchs_clock():
+    machine = a100({"measured": "200 TFLOP/s", "measured_clock": "1000 MHz"})
+    # 200 TFLOP/s at 1000 MHz is 200 x 1095 / 1000 = 219 TFLOP/s at the launch's 1095 MHz.
+    assert bounds(machine, AT_BASE).seconds["compute.tensor"] == pytest.approx(1e11 / 219e12)
+
+
+def test_an_unlocked_measurement_is_used_as_is_never_rescaled():
+    machine = a100({"measured": "271.2 TFLOP/s", "measured_unlocked": {"power": "400 W"}})
+    # Used as measured, 271.2 TFLOP/s, at any launch clock: 1e11 / 271.2e12 s.
+    assert bounds(machine, AT_BASE).seconds["compute.tensor"] == pytest.approx(1e11 / 271.2e12)
+    # The datasheet basis still scales: 312 x 1095 / 1410 = 242.3 TFLOP/s.
+    datasheet = bounds(machine, AT_BASE, "datasheet").seconds["compute.tensor"]
+    assert datasheet == pytest.approx(1e11 / (312e12 * 1095 / 1410))
+
+
+def test_an_unlocked_measurement_is_not_restated_at_build():
+    peak = build.machine(a100({"measured": "271.2 TFLOP/s", "measured_unlocked": {}}))
+    roof = peak.compute[0].peaks["bf16"]
+    assert roof.measured == pytest.approx(271.2e12)
+    assert roof.measured_unlocked
+    assert roof.conditions_clock_hz == pytest.approx(1410e6)  # clocks.sm by default
+
+
+def rules_fired(machine: dict[str, Any], measurement: dict[str, Any]) -> dict[str, str]:
+    case = {
+        "id": "c",
+        "title": "c",
+        "machines": ["a100"],
+        "kernels": [{"id": "k", "operator": {"kind": "other"}}],
+        "variants": [{"id": "v", "launches": [{"kernel": "k", "measurement": measurement}]}],
+    }
+    specs = Specs({"a100": build.machine(machine)}, (build.case(case),))
+    return {f.rule: f.message for f in check(specs, analyse(specs), shipped_rules())}
+
+
+def test_a_launch_far_from_an_unlocked_measurements_clock_is_warned_about():
+    machine = a100({"measured": "271.2 TFLOP/s", "measured_unlocked": {"power": "400 W"}})
+    # 1095 / 1410 = 77.7%: 22.3% from the clock the measurement ran near, beyond 5%.
+    message = rules_fired(machine, AT_BASE)["unlocked-roof-clock"]
+    assert "compute.tensor bf16" in message
+    assert "under 400 W" in message
+    assert "78%" in message or "77.7%" in message
+
+
+def test_a_launch_within_five_percent_of_the_unlocked_clock_is_not():
+    machine = a100({"measured": "271.2 TFLOP/s", "measured_unlocked": {"clock": "1400 MHz"}})
+    # 1350 / 1400 = 96.4%: 3.6% away, within 5%.
+    near = {**AT_BASE, "clocks": {"sm": "1350 MHz"}}
+    assert "unlocked-roof-clock" not in rules_fired(machine, near)
+    # 1300 / 1400 = 92.9%: 7.1% away.
+    far = {**AT_BASE, "clocks": {"sm": "1300 MHz"}}
+    assert "unlocked-roof-clock" in rules_fired(machine, far)
+
+
+def test_a_launch_without_a_clock_is_not_warned_about():
+    machine = a100({"measured": "271.2 TFLOP/s", "measured_unlocked": {}})
+    assert "unlocked-roof-clock" not in rules_fired(machine, {**AT_BASE, "clocks": {}})

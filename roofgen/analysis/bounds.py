@@ -144,7 +144,7 @@ def _compute(machine: Machine, m: Measurement, basis: Basis, scale: Scale, acc: 
         used: Basis = "datasheet"
         for precision, work in m.flops.get(unit.id, {}).items():
             peak, b = _pick(unit.peaks[precision], basis)
-            # each peak scales from the clock it is stated at
+            # each peak scales from the clock it is stated at (unlocked measurements: not at all)
             factor = unit.peaks[precision].clock_factor(m.sm_clock_hz, b) * scale.share
             total += work / (peak * factor)  # precisions on one unit share its time
             used = "measured" if b == "measured" else used

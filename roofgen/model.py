@@ -46,7 +46,8 @@ class Roof:
 
     @property
     def conditions_clock_hz(self) -> float | None:
-        """The clock an unlocked measurement ran near (default: the machine's SM clock)."""
+        """The clock an unlocked measurement ran near (default: the roof's own clock, the
+        boost clock its unit reaches: NVIDIA caps H100 tensor work at 1830 MHz)."""
         if not self.measured_unlocked:
             return None
         return self.measured_near_clock_hz or self.clock_hz

@@ -142,7 +142,7 @@ def test_an_unlocked_measurement_is_not_restated_at_build():
     roof = peak.compute[0].peaks["bf16"]
     assert roof.measured == pytest.approx(271.2e12)
     assert roof.measured_unlocked
-    assert roof.conditions_clock_hz == pytest.approx(1410e6)  # clocks.sm by default
+    assert roof.conditions_clock_hz == pytest.approx(1410e6)  # the roof's clock by default
 
 
 def rules_fired(machine: dict[str, Any], measurement: dict[str, Any]) -> dict[str, str]:
@@ -179,3 +179,16 @@ def test_a_launch_within_five_percent_of_the_unlocked_clock_is_not():
 def test_a_launch_without_a_clock_is_not_warned_about():
     machine = a100({"measured": "271.2 TFLOP/s", "measured_unlocked": {}})
     assert "unlocked-roof-clock" not in rules_fired(machine, {**AT_BASE, "clocks": {}})
+
+
+def test_an_unlocked_measurement_ran_near_its_own_roofs_clock_by_default():
+    # NVIDIA caps H100 SXM tensor work at the 1830 MHz tensor boost clock (whitepaper
+    # Table 3), so an unlocked BF16 benchmark ran near 1830 MHz, not the 1980 MHz SM boost.
+    tensor = {**H100["compute"][0], "peaks": {"bf16": {
+        "datasheet": "989.5 TFLOP/s", "measured": "794.5 TFLOP/s",
+        "measured_unlocked": {"power": "700 W"}}}}  # fmt: skip
+    machine = {**H100, "id": "a100", "compute": [tensor]}  # the id rules_fired's case names
+    work = {"time": "2 ms", "flops": {"tensor": {"bf16": 1e12}}}
+    # 1830 / 1830 = 100%: no warning. 1980 / 1830 = 108.2%: 8.2% away, beyond 5%.
+    assert "unlocked-roof-clock" not in rules_fired(machine, {**work, "clocks": {"sm": "1830 MHz"}})
+    assert "unlocked-roof-clock" in rules_fired(machine, {**work, "clocks": {"sm": "1980 MHz"}})

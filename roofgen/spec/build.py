@@ -41,15 +41,12 @@ def precision_dimension(precision: str, count: bool) -> str:
     return "op_rate" if integer else "flop_rate"
 
 
-def roof(
-    value: Any, dimension: str, clock_hz: float | None = None, sm_clock_hz: float | None = None
-) -> Roof:
+def roof(value: Any, dimension: str, clock_hz: float | None = None) -> Roof:
     """A roof. ``clock_hz`` is the SM clock it is stated at by default (its unit's or the
     machine's); None for a roof that does not follow the SM clock. A mapping's ``clock``
     states its own. A measured value taken at a locked ``measured_clock`` is restated at
     the roof's clock; one taken unlocked (``measured_unlocked``) is kept as measured, and
-    the clock it ran near defaults to the machine's ``sm_clock_hz`` (the boost clock that
-    unlocked clocks reach)."""
+    the clock it ran near defaults to the roof's own (the boost clock its unit reaches)."""
     if not isinstance(value, dict):
         return Roof(datasheet=q(value, dimension), clock_hz=clock_hz)
     if clock_hz is not None and value.get("clock") is not None:
@@ -67,7 +64,7 @@ def roof(
         measured_clock_hz=locked,
         clock_hz=clock_hz,
         measured_unlocked=unlocked is not None,
-        measured_near_clock_hz=_opt((unlocked or {}).get("clock"), "frequency") or sm_clock_hz,
+        measured_near_clock_hz=_opt((unlocked or {}).get("clock"), "frequency"),
         measured_power_w=_opt((unlocked or {}).get("power"), "power"),
     )
 
@@ -135,15 +132,14 @@ def _unit(u: dict[str, Any], sm_clock: float) -> ComputeUnit:
         name=u.get("name", u["id"]),
         kind=u["kind"],
         peaks={
-            p: roof(v, precision_dimension(p, count=False), clock, sm_clock)
-            for p, v in u["peaks"].items()
+            p: roof(v, precision_dimension(p, count=False), clock) for p, v in u["peaks"].items()
         },
         ceilings=tuple(
             SubCeiling(
                 c["id"],
                 c.get("name", c["id"]),
                 c["precision"],
-                roof(c["value"], precision_dimension(c["precision"], count=False), clock, sm_clock),
+                roof(c["value"], precision_dimension(c["precision"], count=False), clock),
             )
             for c in u.get("ceilings", [])
         ),
@@ -158,7 +154,7 @@ def _level(m: dict[str, Any], sm_clock: float) -> MemoryLevel:
         id=m["id"],
         name=m.get("name", m["id"]),
         role=m["role"],
-        bandwidth=roof(m["bandwidth"], "bandwidth", sm_clock if scaled else None, sm_clock),
+        bandwidth=roof(m["bandwidth"], "bandwidth", sm_clock if scaled else None),
         transaction_size_b=_opt(m.get("transaction_size"), "information"),
         capacity_b=_opt(m.get("capacity"), "information"),
         clock_scaled=scaled,

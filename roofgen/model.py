@@ -22,7 +22,35 @@ class Roof:
     measured: float | None = None
     source: str = ""
     measured_source: str = ""
-    measured_clock_hz: float | None = None  # the SM clock the measured value was taken at
+    measured_clock_hz: float | None = None  # the locked SM clock the measured value was taken at
+    # The SM clock the values are stated at (the peak's, its unit's or the machine's);
+    # None for a roof that does not follow the SM clock (device memory, links, power).
+    clock_hz: float | None = None
+    # Measured with clocks free to boost (e.g. power-limited): used as is, never rescaled.
+    measured_unlocked: bool = False
+    measured_near_clock_hz: float | None = None  # unlocked: the clock it ran near
+    measured_power_w: float | None = None  # unlocked: the power limit it ran under
+
+    def clock_factor(self, clock_hz: float | None, basis: Basis = "measured") -> float:
+        """How much the roof's value (on ``basis``) scales at SM clock ``clock_hz``.
+
+        1 when the clock is unknown, the roof does not follow the SM clock, or the
+        value used is a measurement taken with unlocked clocks (it has no single
+        clock to scale from); else ``clock_hz`` over the clock the value is stated at.
+        """
+        if clock_hz is None or self.clock_hz is None:
+            return 1.0
+        if self.measured_unlocked and basis == "measured" and self.measured is not None:
+            return 1.0
+        return clock_hz / self.clock_hz
+
+    @property
+    def conditions_clock_hz(self) -> float | None:
+        """The clock an unlocked measurement ran near (default: the roof's own clock, the
+        boost clock its unit reaches: NVIDIA caps H100 tensor work at 1830 MHz)."""
+        if not self.measured_unlocked:
+            return None
+        return self.measured_near_clock_hz or self.clock_hz
 
     def value(self, basis: Basis = "measured") -> float:
         """The measured value where present (basis 'measured'), else the datasheet one."""
@@ -54,6 +82,7 @@ class ComputeUnit:
     peaks: dict[str, Roof]  # precision -> FLOP/s (or OP/s for int*, transcendental)
     ceilings: tuple[SubCeiling, ...] = ()
     clock_scaled: bool = True
+    clock_hz: float | None = None  # the clock its peaks assume unless a peak states its own
 
 
 @dataclass(frozen=True)

@@ -160,7 +160,7 @@ def test_import_writes_a_case_that_checks_clean(tmp_path, capsys):
     assert "hbm: 807658682624 B # dram__bytes.sum = 807,658,682,624.00 byte" in text
     assert "sm: 764.99999931 MHz # smsp__cycles_elapsed.avg.per_second" in text
     data = _yaml(tmp_path / "s.yaml")
-    assert data["machines"] == [{"id": "a100-40gb-sxm", "version": 1}]
+    assert data["machines"] == [{"id": "a100-40gb-sxm", "version": 2}]
     assert [k["id"] for k in data["kernels"]] == ["randominit", "gemm_v1"]
     gemm = _m(data, 2)
     assert gemm["timing"] == "ncu-replay"

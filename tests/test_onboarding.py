@@ -79,7 +79,7 @@ def test_init_in_an_empty_folder_checks_clean(tmp_path, capsys, monkeypatch):
     # The example pins its library machine.
     doc, problems = load_file(example)
     assert doc is not None and not problems
-    assert doc.data["machines"] == [{"id": "a100-40gb-sxm", "version": 1}]
+    assert doc.data["machines"] == [{"id": "a100-40gb-sxm", "version": 2}]
 
 
 def test_init_ci_pre_commit_and_editor_files(tmp_path, capsys):
@@ -288,7 +288,7 @@ def test_new_case_has_every_field_and_checks_once_measured(project, capsys):
     doc, problems = load_file(path)
     assert doc is not None and not problems
     assert json.loads(json.dumps(data)) == doc.data
-    assert doc.data["machines"] == [{"id": "h100-sxm", "version": 1}]
+    assert doc.data["machines"] == [{"id": "h100-sxm", "version": 2}]
     assert doc.data["kernels"][0]["id"] == "gemm"
     assert doc.data["variants"][0]["launches"][0]["kernel"] == "gemm"
     # Filled in with what was measured, it checks.

@@ -108,8 +108,8 @@ def summary(launch_result: LaunchResult, names: Mapping[str, str] | None = None)
         )
     if abs(r.clock_scale - 1.0) > 0.01:
         out.append(
-            f"Measured at {fmt_percent(r.clock_scale)} of the clock the roofs are stated at; "
-            f"the clock-scaled roofs were used (profilers such as Nsight Compute lock base "
-            f"clocks by default)."
+            f"Measured at {fmt_percent(r.clock_scale)} of the machine's SM clock; each "
+            f"clock-dependent roof was scaled from the clock it is stated at to the "
+            f"measurement's (profilers such as Nsight Compute lock base clocks by default)."
         )
     return out

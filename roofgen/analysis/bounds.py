@@ -64,6 +64,7 @@ class Scale:
 
     sm: float = 1.0
     memory: float = 1.0
+    share: float = 1.0  # fraction of the SMs left to compute (see sm_share)
 
 
 def clock_scale(machine: Machine, m: Measurement) -> Scale:
@@ -108,7 +109,7 @@ def launch_bounds(machine: Machine, launch: Launch, basis: Basis = "measured") -
     scale = clock_scale(machine, m)
     share = sm_share(machine, launch)
     acc = _Acc()
-    _compute(machine, m, basis, Scale(scale.sm * share, scale.memory), acc)
+    _compute(machine, m, basis, Scale(scale.sm, scale.memory, share), acc)
     _memory(machine, m, basis, scale, acc)
     _links(machine, m, basis, acc)
     _issue(machine, m, Scale(scale.sm * share, scale.memory), acc)
@@ -139,11 +140,12 @@ def _compute(machine: Machine, m: Measurement, basis: Basis, scale: Scale, acc: 
         if m.flops is None:
             acc.unknown.append(name)
             continue
-        factor = scale.sm if unit.clock_scaled else 1.0
         total = 0.0
         used: Basis = "datasheet"
         for precision, work in m.flops.get(unit.id, {}).items():
             peak, b = _pick(unit.peaks[precision], basis)
+            # each peak scales from the clock it is stated at (unlocked measurements: not at all)
+            factor = unit.peaks[precision].clock_factor(m.sm_clock_hz, b) * scale.share
             total += work / (peak * factor)  # precisions on one unit share its time
             used = "measured" if b == "measured" else used
         acc.seconds[name] = total
@@ -158,7 +160,7 @@ def _memory(machine: Machine, m: Measurement, basis: Basis, scale: Scale, acc: _
             acc.unknown.append(name)
             continue
         bw, used = _pick(level.bandwidth, basis)
-        acc.seconds[name] = moved / (bw * _level_scale(level, scale))
+        acc.seconds[name] = moved / (bw * _level_scale(level, scale, m, used))
         acc.basis[name] = used
 
 
@@ -171,10 +173,11 @@ def level_bytes(level: MemoryLevel, m: Measurement) -> float | None:
     return None
 
 
-def _level_scale(level: MemoryLevel, scale: Scale) -> float:
-    """Caches follow the SM clock; device memory follows the memory clock."""
+def _level_scale(level: MemoryLevel, scale: Scale, m: Measurement, used: Basis) -> float:
+    """Caches follow the SM clock (from the clock their roof is stated at); device memory
+    follows the memory clock."""
     if level.clock_scaled:
-        return scale.sm
+        return level.bandwidth.clock_factor(m.sm_clock_hz, used)
     return scale.memory if level.role == "device" else 1.0
 
 

@@ -10,7 +10,7 @@ from roofgen.analysis.analyse import Analysis, LaunchResult
 from roofgen.analysis.bounds import launch_bounds
 from roofgen.analysis.findings import Finding, Hit, LaunchContext, PathKey, Rule
 from roofgen.analysis.hygiene import LAUNCH_CHECKS
-from roofgen.model import Launch, Specs
+from roofgen.model import Launch, Roof, Specs
 from roofgen.units import fmt_frequency, fmt_percent, fmt_time
 
 
@@ -161,6 +161,43 @@ def _profiler_clocks(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit
         )
 
 
+def _unlocked_roof_clock(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
+    """A measured roof taken with unlocked clocks is used as is; a launch at a clock far
+    from the one it ran near is judged against a roof of other conditions."""
+    limit = float(params.get("max_deviation", 0.05))
+    m = ctx.launch.measurement
+    if not m.sm_clock_hz:
+        return
+    for name, roof in _used_roofs(ctx):
+        near = roof.conditions_clock_hz
+        if roof.measured is None or near is None or abs(m.sm_clock_hz / near - 1) <= limit:
+            continue
+        power = f" under {roof.measured_power_w:.0f} W" if roof.measured_power_w else ""
+        yield (
+            ("clocks", "sm"),
+            {
+                "roof": name,
+                "near": fmt_frequency(near),
+                "power": power,
+                "clock": fmt_frequency(m.sm_clock_hz),
+                "fraction": fmt_percent(m.sm_clock_hz / near),
+                "limit": fmt_percent(limit),
+            },
+        )
+
+
+def _used_roofs(ctx: LaunchContext) -> Iterator[tuple[str, Roof]]:
+    """The clock-scaled roofs the launch has demand on: compute peaks and cache levels."""
+    m = ctx.launch.measurement
+    for unit in ctx.machine.compute:
+        for precision in (m.flops or {}).get(unit.id, {}):
+            if precision in unit.peaks:
+                yield f"compute.{unit.id} {precision}", unit.peaks[precision]
+    for level in ctx.machine.memory:
+        if level.clock_scaled and level.id in (m.bytes or {}):
+            yield f"memory.{level.id}", level.bandwidth
+
+
 CHECKS: dict[str, Callable[[LaunchContext, dict[str, Any]], Iterator[Hit]]] = {
     "above-roof": _above_roof,
     "spread": _spread,
@@ -168,5 +205,6 @@ CHECKS: dict[str, Callable[[LaunchContext, dict[str, Any]], Iterator[Hit]]] = {
     "few-repeats": _few_repeats,
     "profiler-clocks": _profiler_clocks,
     "low-efficiency": _low_efficiency,
+    "unlocked-roof-clock": _unlocked_roof_clock,
     **LAUNCH_CHECKS,
 }

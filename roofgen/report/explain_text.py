@@ -48,8 +48,10 @@ def _launch_text(e: Explanation, ve: VariantExplanation, le: LaunchExplanation) 
         f"{fmt_time(r.serial_bound_s)}, measured {fmt_time(r.time_s)}"
     )
     if abs(r.clock_scale - 1.0) > 0.01:
-        out.append(f"    clock-dependent roofs scaled to {fmt_percent(r.clock_scale)} of the "
-                   "machine's clock (the clock the measurement ran at)")  # fmt: skip
+        out.append(
+            f"    measured at {fmt_percent(r.clock_scale)} of the machine's SM clock; each "
+            "clock-dependent roof scaled from its own clock to the measurement's"
+        )
     unknown = [row for row in le.rows if row.seconds is None]
     covered = len(le.rows) - len(unknown)
     out += ["", f"  coverage   {covered} of {len(le.rows)} resources known"]

@@ -140,7 +140,14 @@ class CaseTemplate:
 
     def clocks(self) -> dict[str, str]:
         clocks = self.machine.get("clocks", {})
-        return {k: str(clocks[k]) for k in ("sm", "memory") if k in clocks}
+        out = {k: str(clocks[k]) for k in ("sm", "memory") if k in clocks}
+        unit_id = self.flop_unit()[0]
+        unit: dict[str, Any] = next(
+            (u for u in self.machine.get("compute", []) if u.get("id") == unit_id), {}
+        )
+        if "clock" in unit:  # the placeholder work runs at its unit's clock (a tensor boost)
+            out["sm"] = str(unit["clock"])
+        return out
 
     def placeholder_time(self) -> dict[str, Any]:
         return {"median": TODO, "q1": TODO, "q3": TODO, "repeats": 100, "warmup": 10}

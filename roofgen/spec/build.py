@@ -42,21 +42,31 @@ def precision_dimension(precision: str, count: bool) -> str:
     return "op_rate" if integer else "flop_rate"
 
 
-def roof(value: Any, dimension: str, sm_clock_hz: float | None = None) -> Roof:
-    """A roof; with ``sm_clock_hz`` (clock-scaled roofs) a measured value taken at another
-    clock is restated at the machine's SM clock."""
+def roof(value: Any, dimension: str, clock_hz: float | None = None) -> Roof:
+    """A roof. ``clock_hz`` is the SM clock it is stated at by default (its unit's or the
+    machine's); None for a roof that does not follow the SM clock. A mapping's ``clock``
+    states its own. A measured value taken at a locked ``measured_clock`` is restated at
+    the roof's clock; one taken unlocked (``measured_unlocked``) is kept as measured, and
+    the clock it ran near defaults to the roof's own (the boost clock its unit reaches)."""
     if not isinstance(value, dict):
-        return Roof(datasheet=q(value, dimension))
+        return Roof(datasheet=q(value, dimension), clock_hz=clock_hz)
+    if clock_hz is not None and value.get("clock") is not None:
+        clock_hz = q(value["clock"], "frequency")
     measured = _opt(value.get("measured"), dimension)
-    clock = _opt(value.get("measured_clock"), "frequency")
-    if measured is not None and clock and sm_clock_hz:
-        measured *= sm_clock_hz / clock
+    locked = _opt(value.get("measured_clock"), "frequency")
+    if measured is not None and locked and clock_hz:
+        measured *= clock_hz / locked
+    unlocked = value.get("measured_unlocked")
     return Roof(
         datasheet=_opt(value.get("datasheet"), dimension),
         measured=measured,
         source=value.get("source", ""),
         measured_source=value.get("measured_source", ""),
-        measured_clock_hz=clock,
+        measured_clock_hz=locked,
+        clock_hz=clock_hz,
+        measured_unlocked=unlocked is not None,
+        measured_near_clock_hz=_opt((unlocked or {}).get("clock"), "frequency"),
+        measured_power_w=_opt((unlocked or {}).get("power"), "power"),
     )
 
 
@@ -116,7 +126,8 @@ def machine(data: dict[str, Any], file: str = "") -> Machine:
 
 
 def _unit(u: dict[str, Any], sm_clock: float) -> ComputeUnit:
-    clock = sm_clock if u.get("clock_scaled", True) else None
+    unit_clock = _opt(u.get("clock"), "frequency") or sm_clock
+    clock = unit_clock if u.get("clock_scaled", True) else None
     return ComputeUnit(
         id=u["id"],
         name=u.get("name", u["id"]),
@@ -134,6 +145,7 @@ def _unit(u: dict[str, Any], sm_clock: float) -> ComputeUnit:
             for c in u.get("ceilings", [])
         ),
         clock_scaled=u.get("clock_scaled", True),
+        clock_hz=clock,
     )
 
 

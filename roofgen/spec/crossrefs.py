@@ -52,6 +52,7 @@ def check_machine(doc: Document) -> list[Problem]:
                         code="ref.precision",
                     )
                 )
+    problems += _unscaled_clocks(doc, data)
     levels = {m["id"] for m in data["memory"]}
     for level in data.get("power", {}).get("energy_per_byte", {}):
         if level not in levels:
@@ -64,6 +65,44 @@ def check_machine(doc: Document) -> list[Problem]:
                 )
             )
     return problems
+
+
+def _unscaled_clocks(doc: Document, data: dict[str, Any]) -> list[Problem]:
+    """A ``clock`` says which SM clock a roof is stated at; on a roof that does not follow
+    the SM clock it would be silently ignored, so it is an error."""
+    places: list[tuple[PathKey, str]] = []
+    for i, unit in enumerate(data["compute"]):
+        if unit.get("clock_scaled", True):
+            continue
+        what = f"unit {unit['id']!r} has clock_scaled: false"
+        if "clock" in unit:
+            places.append((("compute", i, "clock"), what))
+        for p, roof in unit["peaks"].items():
+            if isinstance(roof, dict) and "clock" in roof:
+                places.append((("compute", i, "peaks", p, "clock"), what))
+        for j, ceiling in enumerate(unit.get("ceilings", [])):
+            if isinstance(ceiling["value"], dict) and "clock" in ceiling["value"]:
+                places.append((("compute", i, "ceilings", j, "value", "clock"), what))
+    for i, level in enumerate(data["memory"]):
+        bandwidth = level["bandwidth"]
+        scaled = level.get("clock_scaled", level["role"] != "device")
+        if not scaled and isinstance(bandwidth, dict) and "clock" in bandwidth:
+            why = (
+                "device memory follows the memory clock, clocks.memory"
+                if level["role"] == "device" and "clock_scaled" not in level
+                else f"level {level['id']!r} has clock_scaled: false"
+            )
+            places.append((("memory", i, "bandwidth", "clock"), why))
+    return [
+        doc.problem(
+            path,
+            f"'clock' is the SM clock a roof is stated at, and this roof does not follow the "
+            f"SM clock ({why}): remove it, or set clock_scaled: true",
+            key=True,
+            code="ref.clock",
+        )
+        for path, why in places
+    ]
 
 
 def _ceiling_dimension(doc: Document, ceiling: dict[str, Any], path: PathKey) -> list[Problem]:

@@ -203,6 +203,8 @@ def _pin(
         )
         out.broken.add(ident)
         return
+    if pinned < shipped[-1]:
+        out.problems.append(_newer(doc, i, ident, pinned, shipped))
     if ident not in chosen:
         chosen[ident] = (pinned, doc, i)
         return
@@ -219,6 +221,26 @@ def _pin(
                 code="ref.machine-version",
             )
         )
+
+
+def _newer(doc: Document, i: int, ident: str, pinned: int, shipped: list[int]) -> Problem:
+    """A note that a newer version corrects the pinned one's roofs, with what it corrects."""
+    newer = [v for v in shipped if v > pinned]
+    said = []
+    for version in newer:
+        loaded = document(ident, version)
+        changes = loaded.data.get("changes", "") if loaded is not None else ""
+        if changes:
+            said.append(f"version {version}: {' '.join(changes.split()).rstrip('.')}")
+    what = f" ({'; '.join(said)})" if said else ""
+    return doc.problem(
+        ("machines", i, "version"),
+        f"the case is pinned to version {pinned} of library machine {ident!r}; {_listing(newer)} "
+        f"correct{'s' if len(newer) == 1 else ''} it{what}: re-check the case against "
+        f"version {newer[-1]} and pin `- {pin_text(ident, newer[-1])}`",
+        severity=Severity.WARNING,
+        code="ref.machine-newer",
+    )
 
 
 def _unpinned(doc: Document, i: int, ident: str, version: int) -> Problem:

@@ -209,6 +209,9 @@ def _message(error: ValidationError) -> str:
         return "must not be empty"
     if v == "format":
         return f"{_show(inst)} is not a valid {error.validator_value} (write YYYY-MM-DD)"
+    if v == "not" and set(error.validator_value) == {"required"}:
+        keys = " and ".join(repr(k) for k in error.validator_value["required"])
+        return f"{keys} exclude each other: keep the one that is true"
     return error.message
 
 

@@ -244,6 +244,9 @@ class Launch:
     calls: int
     measurement: Measurement
     overlap: bool | None = None  # communication overlaps compute (None: the variant's, else yes)
+    # With overlap false and several links: their transfers run at the same time (the
+    # longest adds) or one after another (their times add).
+    links_overlap: bool = True
     # A shape sweep: the measurement above is then the sweep's weighted mean per call.
     sweep: tuple[SweepPoint, ...] = ()
 

@@ -161,3 +161,78 @@ def test_variant_overlap_is_the_default_of_its_launches():
         }
     )
     assert [x.overlap for x in case.variants[0].launches] == [False, True]
+
+
+# HBM 10 ms (15.55 GB at 1.555 TB/s), compute 1 ms (312e9 FLOP at 312 TFLOP/s) and a
+# reduce-scatter whose 876 MB each way take 2.92 ms at 300 GB/s per direction.
+NOT_OVERLAPPED: dict[str, Any] = {
+    "time": "15 ms",
+    "flops": {"tensor": {"bf16": "312e9 FLOP"}},
+    "bytes": {"hbm": "15.55 GB"},
+    "link_bytes": {"nvlink": {"out": "876 MB", "in": "876 MB"}},
+}
+
+
+def test_communication_without_overlap_adds_to_the_max_of_every_other_resource(a100):
+    """The link time adds to the longest other resource (HBM 10 ms), not to the compute
+    (1 ms): 10 + 2.92 = 12.92 ms."""
+    machine = build.machine(a100)
+    bounds = launch_bounds(machine, Launch("k", 1, build.measurement(NOT_OVERLAPPED), False))
+    assert bounds.seconds["memory.hbm"] == pytest.approx(10e-3)
+    assert bounds.seconds["compute.tensor"] == pytest.approx(1e-3)
+    assert bounds.seconds["link.nvlink"] == pytest.approx(2.92e-3)
+    assert bounds.bound_s == pytest.approx(12.92e-3)
+    # Serial: compute 1 + the slowest memory level 10 + the link 2.92 = 13.92 ms.
+    assert bounds.serial_s == pytest.approx(13.92e-3)
+
+
+def test_several_non_overlapped_links_overlap_unless_the_spec_says_they_add(a100):
+    """NVLink 2.92 ms and PCIe 96 MB / 32 GB/s = 3 ms beside HBM 10 ms. Overlapping
+    links: 10 + max(2.92, 3) = 13 ms; adding links: 10 + 2.92 + 3 = 15.92 ms."""
+    machine = build.machine(a100)
+    m = {**NOT_OVERLAPPED, "time": "20 ms"}
+    m["link_bytes"] = {**m["link_bytes"], "pcie": {"out": "96 MB", "in": "0 B"}}
+    together = launch_bounds(machine, Launch("k", 1, build.measurement(m), False))
+    assert together.bound_s == pytest.approx(13e-3)
+    apart = launch_bounds(machine, Launch("k", 1, build.measurement(m), False, links_overlap=False))
+    assert apart.bound_s == pytest.approx(15.92e-3)
+
+
+def test_links_overlap_is_read_from_the_launch_or_its_variant():
+    case = build.case(
+        {
+            "id": "c",
+            "title": "c",
+            "machines": ["a100"],
+            "kernels": [{"id": "k", "operator": {"kind": "gemm"}}],
+            "variants": [
+                {
+                    "id": "v",
+                    "links_overlap": False,
+                    "launches": [
+                        {"kernel": "k", "measurement": {"time": "1 ms"}},
+                        {"kernel": "k", "measurement": {"time": "1 ms"}, "links_overlap": True},
+                    ],
+                }
+            ],
+        }
+    )
+    assert [x.links_overlap for x in case.variants[0].launches] == [False, True]
+
+
+def test_serial_bound_never_adds_issue_power_or_nested_memory_levels(a100):
+    """Tensor 1 ms + FP32 1 ms (19.5e9 FLOP at 19.5 TFLOP/s) add; HBM 10 ms and L2
+    (35.25 GB at 7050 GB/s = 5 ms) do not: only the slowest level counts, 10 ms.
+    Issue: 108 SMs x 4 x 1.41 GHz = 609.12e9 warp instructions/s; 609.12e6 of them take
+    1 ms and do not add. Serial = 1 + 1 + 10 = 12 ms."""
+    machine = build.machine(a100)
+    m = {
+        "time": "15 ms",
+        "flops": {"tensor": {"bf16": "312e9 FLOP"}, "fp32": {"fp32": "19.5e9 FLOP"}},
+        "bytes": {"hbm": "15.55 GB", "l2": "35.25 GB"},
+        "instructions": 609.12e6,
+    }
+    bounds = launch_bounds(machine, Launch("k", 1, build.measurement(m)))
+    assert bounds.seconds["memory.l2"] == pytest.approx(5e-3)
+    assert bounds.seconds["issue"] == pytest.approx(1e-3)
+    assert bounds.serial_s == pytest.approx(12e-3)

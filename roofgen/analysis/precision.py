@@ -238,7 +238,7 @@ def _option(
     for resource in seconds:
         if resource.startswith("memory."):
             seconds[resource] *= scale
-    new = Bounds(seconds, bounds.unknown, bounds.basis, bounds.added)
+    new = Bounds(seconds, bounds.unknown, bounds.basis, bounds.added, bounds.links_overlap)
     bound = new.bound_s
     ranked = new.ranked()
     current = bounds.bound_s

@@ -185,6 +185,7 @@ def case(data: dict[str, Any], file: str = "") -> Case:
                         x.get("calls", 1),
                         _launch_measurement(x),
                         overlap=x.get("overlap", v.get("overlap")),
+                        links_overlap=x.get("links_overlap", v.get("links_overlap", True)),
                         sweep=_sweep(x.get("sweep", [])),
                     )
                     for x in v["launches"]

@@ -162,6 +162,7 @@ class Collective:
     link: str
     topology: str = ""
     bus_factor: float | None = None  # given in the spec (in-network reduction); else by kind
+    algorithm: str = "ring"  # ring or tree: how many latencies it pays
     sms: int | None = None  # SMs the collective's kernel occupies
 
 

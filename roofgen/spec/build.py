@@ -312,6 +312,7 @@ def _collective(c: dict[str, Any]) -> Collective:
         link=c["link"],
         topology=c.get("topology", ""),
         bus_factor=c.get("bus_factor"),
+        algorithm=c.get("algorithm", "ring"),
         sms=c.get("sms"),
     )
 

@@ -120,13 +120,16 @@ class _Acc:
     basis: dict[str, Basis] = field(default_factory=dict)
 
 
-def launch_bounds(machine: Machine, launch: Launch, basis: Basis = "measured") -> Bounds:
-    """Time each resource needs for one call of ``launch``'s kernel."""
+def launch_bounds(
+    machine: Machine, launch: Launch, basis: Basis = "measured", units: tuple[str, ...] = ()
+) -> Bounds:
+    """Time each resource needs for one call of ``launch``'s kernel; ``units``: the compute
+    units the kernel declares it runs on (the others do none of its work)."""
     m = launch.measurement
     scale = clock_scale(machine, m)
     share = sm_share(machine, launch)
     acc = _Acc()
-    _compute(machine, m, basis, Scale(scale.sm * share, scale.memory), acc)
+    _compute(machine, m, basis, Scale(scale.sm * share, scale.memory), acc, units)
     _memory(machine, m, basis, scale, acc)
     _links(machine, m, basis, acc)
     _issue(machine, m, Scale(scale.sm * share, scale.memory), acc)
@@ -151,16 +154,27 @@ def sm_share(machine: Machine, launch: Launch) -> float:
     return max(machine.issue.sms - taken, 0) / machine.issue.sms
 
 
-def _compute(machine: Machine, m: Measurement, basis: Basis, scale: Scale, acc: _Acc) -> None:
+def _compute(
+    machine: Machine,
+    m: Measurement,
+    basis: Basis,
+    scale: Scale,
+    acc: _Acc,
+    units: tuple[str, ...] = (),
+) -> None:
+    """A unit's demand is known where the FLOPs name it (an explicit 0 included), where
+    they are an empty map (no floating-point work at all), or where the kernel's declared
+    units leave it out (known zero); a unit missing beside other units' FLOPs is unknown."""
     for unit in machine.compute:
         name = f"compute.{unit.id}"
-        if m.flops is None:
+        declared_idle = bool(units) and unit.id not in units
+        if not declared_idle and (m.flops is None or (m.flops and unit.id not in m.flops)):
             acc.unknown.append(name)
             continue
         factor = scale.sm if unit.clock_scaled else 1.0
         total = 0.0
         used: Basis = "datasheet"
-        for precision, work in m.flops.get(unit.id, {}).items():
+        for precision, work in (m.flops or {}).get(unit.id, {}).items():
             peak, b = _pick(unit.peaks[precision], basis)
             total += work / (peak * factor)  # precisions on one unit share its time
             used = "measured" if b == "measured" else used

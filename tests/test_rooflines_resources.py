@@ -154,3 +154,18 @@ def test_resource_table_marks_binding_runner_up_and_unknown(examples: Any):
     assert rows["NVLink 4 (link.nvlink)"][1] == "272 us (binding)"
     assert rows["NVLink 4 (link.nvlink)"][0] == "unknown"  # the GEMM recorded no link bytes
     assert rows["Measured"][1] == "322 us"
+
+
+def test_efficiency_with_unknown_cache_levels_is_shown_as_at_least(examples: Any):
+    """The prefill all-reduce records no L2 or L1 bytes. Its known bound is the link's
+    14 x 0.8 us + 117,440,512 B / 450 GB/s = 272.18 us of 322 us: 84.5%, headroom
+    322 / 272.18 = 1.18x; unknown levels could only raise the bound."""
+    ctx = build_context(examples.analysis, examples.specs.machines, name="Examples")
+    page = next(p for p in ctx.cases if p.id == "tp-layer-h100")
+    serial = next(v for v in page.variants if v.id == "serial")
+    row = serial.launches[1]
+    efficiency = (11.2e-6 + 117_440_512 / 450e9) / 322e-6
+    assert efficiency == pytest.approx(0.8453, abs=1e-4)
+    assert row.efficiency == "at least 85%"
+    assert row.headroom == "at most 1.18x"
+    assert "efficiency at least 85%, headroom at most 1.18x" in row.verdict

@@ -200,6 +200,7 @@ class Collective:
     link: str
     topology: str = ""
     bus_factor: float | None = None  # given in the spec (in-network reduction); else by kind
+    algorithm: str = "ring"  # ring or tree: how many latencies it pays
     sms: int | None = None  # SMs the collective's kernel occupies
 
 
@@ -282,6 +283,9 @@ class Launch:
     calls: int
     measurement: Measurement
     overlap: bool | None = None  # communication overlaps compute (None: the variant's, else yes)
+    # With overlap false and several links: their transfers run at the same time (the
+    # longest adds) or one after another (their times add).
+    links_overlap: bool = True
     # A shape sweep: the measurement above is then the sweep's weighted mean per call.
     sweep: tuple[SweepPoint, ...] = ()
 

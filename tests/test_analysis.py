@@ -150,8 +150,46 @@ def test_unknown_is_not_zero(a100):
     r = a.cases[0].variants[0].launches[0]
     assert "memory.l2" in r.coverage.unknown
     assert "memory.l2" not in r.bound_s
-    assert "compute.fp32" in r.coverage.covered  # flops were given: fp32 demand known to be 0
-    assert r.bound_s["compute.fp32"] == 0.0
+    # FLOPs of another unit say nothing of the FP32 pipe's: unknown, not 0 s.
+    assert "compute.fp32" in r.coverage.unknown
+    assert "compute.fp32" not in r.bound_s
+
+
+def test_fp32_flops_of_a_kernel_without_units_leave_the_tensor_demand_unknown(a100):
+    """FP32 19.5e9 FLOP at 19.5 TFLOP/s = 1 ms, HBM 0.7775 GB at 1.555 TB/s = 0.5 ms, in
+    1.25 ms: FP32-bound, 1 / 1.25 = 80% of the known bound. The tensor cores' demand is
+    unknown, so the efficiency is at least 80% and the headroom at most 1.25x."""
+    launch = {"time": "1.25 ms", "flops": {"fp32": {"fp32": 19.5e9}}, "bytes": {"hbm": 0.7775e9}}
+    r = run(a100, [launch]).cases[0].variants[0].launches[0]
+    assert "compute.tensor" in r.coverage.unknown
+    assert "compute.tensor" not in r.bound_s
+    assert r.binding == "compute.fp32"
+    assert r.klass == "bound"  # the known bound is still a valid lower bound
+    assert r.efficiency == pytest.approx(0.8)
+    assert "efficiency at least 80%, headroom at most 1.25x" in r.verdict
+    assert "compute.tensor" in r.verdict
+
+
+def test_a_unit_is_known_idle_only_by_an_explicit_zero_or_the_kernels_units(a100):
+    """The same FP32 launch: tensor demand 0 s when the FLOPs say 0, or when the kernel
+    declares it runs on the FP32 pipe only; either way no "at least" qualifier."""
+    explicit = {
+        "time": "1.25 ms",
+        "flops": {"fp32": {"fp32": 19.5e9}, "tensor": {"bf16": 0}},
+        "bytes": {"hbm": 0.7775e9, "l2": 0},
+    }
+    r = run(a100, [explicit]).cases[0].variants[0].launches[0]
+    assert r.bound_s["compute.tensor"] == 0.0
+    assert "at least" not in r.verdict
+    machine = build.machine(a100)
+    spec = case("a100", [{**explicit, "flops": {"fp32": {"fp32": 19.5e9}}}])
+    spec["kernels"][0]["units"] = ["fp32"]
+    declared = build.case(spec)
+    b = launch_bounds(machine, declared.variants[0].launches[0], units=("fp32",))
+    assert b.seconds["compute.tensor"] == 0.0
+    assert "compute.tensor" not in b.unknown
+    r = analyse(Specs({"a100": machine}, (declared,)), Thresholds()).cases[0].variants[0]
+    assert r.launches[0].bound_s["compute.tensor"] == 0.0
 
 
 def test_missing_bytes_is_insufficient_data(a100):
@@ -312,7 +350,11 @@ def test_variant_binding_is_a_resource_that_binds_some_launch(a100):
     # L2 (1.8 ms) would lead although it limits neither launch.
     launches = [
         {"time": "1.2 ms", "flops": {"tensor": {"bf16": 312e9}}, "bytes": {"l2": 0.9e-3 * 7050e9}},
-        {"time": "1.2 ms", "flops": {}, "bytes": {"hbm": 1.555e9, "l2": 0.9e-3 * 7050e9}},
+        {
+            "time": "1.2 ms",
+            "flops": {},  # an empty map: no floating-point work on any unit
+            "bytes": {"hbm": 1.555e9, "l2": 0.9e-3 * 7050e9},
+        },
     ]
     v = run(a100, launches).cases[0].variants[0]
     assert [x.binding for x in v.launches] == ["compute.tensor", "memory.hbm"]

@@ -22,7 +22,7 @@ import pytest
 
 from roofgen.cli import main
 from roofgen.importers.ncu_case import KernelMap, derived_id, kernel_id, number
-from roofgen.importers.ncu_csv import parse_unit, read_file, read_profiles
+from roofgen.importers.ncu_csv import Launch, Metric, Unit, parse_unit, read_file, read_profiles
 from roofgen.importers.ncu_metrics import MachineView, derive
 from roofgen.spec.library import document
 from roofgen.spec.quantity import parse_quantity
@@ -105,7 +105,16 @@ def test_sgemm_flops_bytes_time_and_clock_by_hand():
     # 2,149,161,369,600; fadd, fmul, dadd, dmul, dfma, hadd and hmul are all zero.
     assert gemm.flops["fp32"]["fp32"].value == 68_719_476_736_000
     assert gemm.flops["fp16"]["fp16"].value == 8_596_645_478_400
-    assert set(gemm.flops) == {"fp32", "fp16"}  # no tensor FLOPs: only a pipe count
+    # Collected and read zero: an explicit 0, not an unknown. dadd, dmul and dfma are all 0.
+    assert gemm.flops["fp64"]["fp64"].value == 0
+    # The tensor pipe ran 67,161,292,800 warp instructions, exactly the FP16 SASS thread
+    # instructions / 32 (2,149,161,369,600 / 32 = 67,161,292,800): FP16 FMAs issued to
+    # that pipe on CC 8.0, leaving no MMA instruction. Tensor work is a known zero.
+    assert 2_149_161_369_600 / 32 == 67_161_292_800
+    assert gemm.flops["tensor"] == {"fp16": gemm.flops["tensor"]["fp16"]}
+    assert gemm.flops["tensor"]["fp16"].value == 0
+    assert "no MMA" in gemm.flops["tensor"]["fp16"].origin
+    assert set(gemm.flops) == {"fp32", "fp16", "fp64", "tensor"}
     assert FFMA in gemm.flops["fp32"]["fp32"].origin
     assert gemm.bytes == {
         "hbm": gemm.bytes["hbm"],
@@ -120,10 +129,13 @@ def test_sgemm_flops_bytes_time_and_clock_by_hand():
     assert gemm.time.value == Decimal("25610472227.46") / Decimal("764999999.31")
     assert float(gemm.time.value) == pytest.approx(33.47774150, rel=1e-9)
     assert gemm.clocks["sm"].value == Decimal("764999999.31")  # base clock, ~765 MHz
-    assert any("tensor FLOPs unknown" in w and "67,161,292,800.00" in w for w in gemm.warnings)
+    assert not any("tensor FLOPs unknown" in w for w in gemm.warnings)
     init = derive(launches[0], _a100())
-    assert init.flops == {"fp32": {"fp32": init.flops["fp32"]["fp32"]}}
+    assert set(init.flops) == {"fp32", "fp16", "fp64", "tensor"}
     assert init.flops["fp32"]["fp32"].value == 1_677_721_600  # 2 x 838,860,800
+    # fp64 and fp16 SASS counters and the tensor-pipe count all read 0: known zeros.
+    assert init.flops["fp64"]["fp64"].value == init.flops["fp16"]["fp16"].value == 0
+    assert init.flops["tensor"]["fp16"].value == 0
     assert init.bytes["hbm"].value == 5_323_503_232  # type: ignore[union-attr]
     assert init.warnings == []  # the tensor pipe count is zero: no tensor work
 
@@ -152,7 +164,7 @@ def test_saxpy_parses_crlf_and_program_output():
 def test_import_writes_a_case_that_checks_clean(tmp_path, capsys):
     assert main(["import", "ncu", str(SGEMM), "--machine", "a100-40gb-sxm", "-o", "s.yaml"]) == 0
     err = capsys.readouterr().err
-    assert "warning: kernel 'gemm_v1'" in err and "tensor FLOPs unknown" in err
+    assert "tensor FLOPs unknown" not in err  # the tensor pipe ran FP16 FMAs, no MMA
     text = (tmp_path / "s.yaml").read_text("utf-8")
     assert text.startswith("# yaml-language-server: $schema=")
     assert f"fp32: 68719476736000 FLOP # 2 x ffma ({FFMA} = 34,359,738,368,000.00 inst)" in text
@@ -625,3 +637,46 @@ def test_unreadable_numbers_are_unknown_not_an_internal_error(tmp_path, capsys, 
     assert status == 0
     text = (tmp_path / "case.yaml").read_text()
     assert "1e999999999" not in text and "9" * 100 not in text
+
+
+def _counted(cc: str, counts: dict[str, int]) -> Launch:
+    metrics = {
+        n: Metric(Decimal(v), Unit("inst", Decimal(1)), f"{v:,} inst") for n, v in counts.items()
+    }
+    return Launch(("0",), "k", "f.csv", cc=cc, metrics=metrics)
+
+
+_MMA = "smsp__inst_executed_pipe_tensor_op_{}.sum"
+
+
+@pytest.mark.parametrize(
+    ("cc", "ops"),
+    [("7.0", ["hmma"]), ("8.0", ["hmma", "imma", "dmma"]), ("8.9", ["hmma", "imma"])],
+)
+def test_mma_counters_of_the_compute_capability_decide_tensor_zero(cc, ops):
+    """Every MMA counter the compute capability has, collected and zero: tensor work is a
+    known 0, whatever the aggregate pipe count (here 1,000 FP16 instructions)."""
+    counts = {_MMA.format(op): 0 for op in ops}
+    counts["smsp__inst_executed_pipe_tensor.sum"] = 1000
+    derived = derive(_counted(cc, counts), _a100())
+    assert derived.flops["tensor"]["fp16"].value == 0
+    assert not derived.warnings
+
+
+def test_a_missing_or_non_zero_mma_counter_leaves_tensor_work_unknown():
+    """CC 8.0 has DMMA too: hmma and imma alone do not decide, and the aggregate (1,000)
+    exceeds the FP16 instructions (none collected). A non-zero HMMA count is unknown work."""
+    partial = {_MMA.format("hmma"): 0, _MMA.format("imma"): 0}
+    partial["smsp__inst_executed_pipe_tensor.sum"] = 1000
+    derived = derive(_counted("8.0", partial), _a100())
+    assert "tensor" not in derived.flops
+    assert any("tensor FLOPs unknown" in w for w in derived.warnings)
+    busy = {_MMA.format("hmma"): 5, _MMA.format("imma"): 0, _MMA.format("dmma"): 0}
+    derived = derive(_counted("8.0", busy), _a100())
+    assert "tensor" not in derived.flops
+    assert any("tensor FLOPs unknown" in w and "hmma" in w for w in derived.warnings)
+
+
+def test_a_zero_tensor_pipe_count_is_a_known_zero_on_any_compute_capability():
+    derived = derive(_counted("12.0", {"smsp__inst_executed_pipe_tensor.sum": 0}), _a100())
+    assert derived.flops["tensor"]["fp16"].value == 0

@@ -57,23 +57,25 @@ def test_analyze_json_with_every_kind_obeys_the_output_schema(doc: dict[str, Any
 
 def test_collectives_of_the_tensor_parallel_layer(doc: dict[str, Any]) -> None:
     # serial, launch 1: a ring all-reduce of 64 MiB over 8 ranks on NVLink 4
-    # (450 GB/s per direction, 3 us): bus factor 2 x 7 / 8 = 1.75,
-    # bus bytes 1.75 x 67,108,864 = 117,440,512 B, cost 3 us + 117,440,512 / 450e9.
+    # (450 GB/s per direction, 0.8 us a step): bus factor 2 x 7 / 8 = 1.75,
+    # bus bytes 1.75 x 67,108,864 = 117,440,512 B, cost 2(n-1) = 14 steps x 0.8 us
+    # + 117,440,512 / 450e9 = 11.2 + 260.98 us.
     comm = _launch(doc, "tp-layer-h100", "serial", 1)["rooflines"]["communication"]
     [c] = comm["collectives"]
     assert c["kind"] == "all-reduce" and c["ranks"] == 8 and c["link"] == "nvlink"
     assert c["factor"] == pytest.approx(1.75)
     assert c["bus_b"] == pytest.approx(117_440_512)
-    assert c["bound_s"] == pytest.approx(3e-6 + 117_440_512 / 450e9)  # 264.0 us
-    assert c["regime"] == "bandwidth-bound"  # 117 MB > 3 us x 450 GB/s = 1.35 MB
+    assert c["steps"] == 14 and c["latency_s"] == pytest.approx(11.2e-6)
+    assert c["bound_s"] == pytest.approx(11.2e-6 + 117_440_512 / 450e9)  # 272.18 us
+    assert c["regime"] == "bandwidth-bound"  # 117 MB > 11.2 us x 450 GB/s = 5.04 MB
     assert c["measured_s"] == pytest.approx(322e-6)  # the launch is the collective alone
     [link] = comm["links"]  # 29,360,128 FLOP over the bus bytes
     assert link["intensity_flop_per_byte"] == pytest.approx(29_360_128 / 117_440_512)
-    # decode, launch 5: 512 KiB -> 917,504 bus bytes, below 1.35 MB: latency-bound
+    # decode, launch 5: 512 KiB -> 917,504 bus bytes, below 5.04 MB: latency-bound
     [small] = _launch(doc, "tp-layer-h100", "serial", 5)["rooflines"]["communication"][
         "collectives"
     ]
-    assert small["bound_s"] == pytest.approx(3e-6 + 917_504 / 450e9)
+    assert small["bound_s"] == pytest.approx(11.2e-6 + 917_504 / 450e9)
     assert small["regime"] == "latency-bound"
 
 

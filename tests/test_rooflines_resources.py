@@ -60,7 +60,7 @@ variants:
           bytes: {hbm: 0.5 GB}                 # 0.5 ms
           instructions: 2e7 inst               # 2e7 / (10 x 4 x 1 GHz) = 0.5 ms
           collectives:
-            - {kind: all-gather, bytes: 80 MB, ranks: 8, link: nvlink}  # 2 us + 0.7 ms
+            - {kind: all-gather, bytes: 80 MB, ranks: 8, link: nvlink}  # 7 x 2 us + 0.7 ms
           launches: 1                          # 4 us
 """
 
@@ -76,7 +76,8 @@ def test_json_carries_every_resource_kind(tmp_path: Path, capsys: pytest.Capture
     assert set(bound) == {"compute.tensor", "memory.hbm", "link.nvlink", "issue", "power", "launch"}
     assert bound["compute.tensor"] == pytest.approx(1e-3)
     assert bound["memory.hbm"] == pytest.approx(0.5e-3)
-    assert bound["link.nvlink"] == pytest.approx(2e-6 + 7 / 8 * 80e6 / 100e9)  # 702 us
+    # a ring all-gather over 8 ranks pays n - 1 = 7 latencies
+    assert bound["link.nvlink"] == pytest.approx(7 * 2e-6 + 7 / 8 * 80e6 / 100e9)  # 714 us
     assert bound["issue"] == pytest.approx(0.5e-3)
     # (100e9 x 1 pJ + 0.5e9 x 10 pJ) / (300 W - 100 W) = 0.105 J / 200 W = 525 us
     assert bound["power"] == pytest.approx(0.105 / 200)
@@ -148,7 +149,23 @@ def test_resource_table_marks_binding_runner_up_and_unknown(examples: Any):
     serial = resources.tables[0]
     assert serial.title == "Variant serial"
     rows = {row[0]: row[1:] for row in serial.rows}
-    # The prefill all-reduce: 3 us + 117,440,512 B / 450 GB/s = 264 us, binding.
-    assert rows["NVLink 4 (link.nvlink)"][1] == "264 us (binding)"
+    # The prefill all-reduce: 14 steps x 0.8 us + 117,440,512 B / 450 GB/s
+    # = 11.2 + 261.0 = 272 us, binding.
+    assert rows["NVLink 4 (link.nvlink)"][1] == "272 us (binding)"
     assert rows["NVLink 4 (link.nvlink)"][0] == "unknown"  # the GEMM recorded no link bytes
     assert rows["Measured"][1] == "322 us"
+
+
+def test_efficiency_with_unknown_cache_levels_is_shown_as_at_least(examples: Any):
+    """The prefill all-reduce records no L2 or L1 bytes. Its known bound is the link's
+    14 x 0.8 us + 117,440,512 B / 450 GB/s = 272.18 us of 322 us: 84.5%, headroom
+    322 / 272.18 = 1.18x; unknown levels could only raise the bound."""
+    ctx = build_context(examples.analysis, examples.specs.machines, name="Examples")
+    page = next(p for p in ctx.cases if p.id == "tp-layer-h100")
+    serial = next(v for v in page.variants if v.id == "serial")
+    row = serial.launches[1]
+    efficiency = (11.2e-6 + 117_440_512 / 450e9) / 322e-6
+    assert efficiency == pytest.approx(0.8453, abs=1e-4)
+    assert row.efficiency == "at least 85%"
+    assert row.headroom == "at most 1.18x"
+    assert "efficiency at least 85%, headroom at most 1.18x" in row.verdict

@@ -78,8 +78,14 @@ def _forms(resource: str | None, machine: Machine) -> frozenset[str]:
     return frozenset({resource, resource_kind(resource), resource_class(resource, machine)})
 
 
-def _missing(unknown: Sequence[str], machine: Machine) -> frozenset[str]:
-    return frozenset(missing_tag(resource, machine) for resource in unknown)
+def _missing(unknown: Sequence[str], covered: Sequence[str], machine: Machine) -> frozenset[str]:
+    """The ``missing`` tags of the unknown resources; ``flops`` only when no compute unit's
+    demand is known (a unit left out beside counted ones is ``flops.unit``)."""
+    counted = any(r.startswith("compute.") for r in covered)
+    return frozenset(
+        "flops.unit" if counted and r.startswith("compute.") else missing_tag(r, machine)
+        for r in unknown
+    )
 
 
 def _precision(kernel: Kernel | None, r: LaunchResult) -> str | None:
@@ -322,7 +328,7 @@ def launch_facts(
         "precision": frozenset({p} if (p := _precision(kernel, r)) else ()),
         "phase": frozenset({op.phase} if op and op.phase else ()),
         "history": frozenset(history),
-        "missing": _missing(r.coverage.unknown, machine),
+        "missing": _missing(r.coverage.unknown, r.coverage.covered, machine),
         "evidence": frozenset(evidence),
         "modelled": frozenset(x.split(".", 1)[0] for x in r.modelled),
     }
@@ -419,7 +425,7 @@ def variant_facts(case: CaseResult, vi: int, machine: Machine, comparison: CaseC
         ),
         "phase": frozenset(o.phase for o in ops if o.phase),
         "history": frozenset(history),
-        "missing": _missing(v.coverage.unknown, machine),
+        "missing": _missing(v.coverage.unknown, v.coverage.covered, machine),
         "evidence": frozenset(),
         "modelled": frozenset(modelled),
     }

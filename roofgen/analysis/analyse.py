@@ -237,7 +237,10 @@ def variant_result(
     prepared = [prepare(machine, case.kernel(x.kernel), x) for x in variant.launches]
     variant = replace(variant, launches=tuple(p.launch for p in prepared))
     time_s = sum(x.calls * x.measurement.time.value_s for x in variant.launches)
-    per_basis = {b: [launch_bounds(machine, x, b) for x in variant.launches] for b in BASES}
+    per_basis = {
+        b: [launch_bounds(machine, x, b, _units(case, x.kernel)) for x in variant.launches]
+        for b in BASES
+    }
     inputs = VariantInputs(
         machine,
         variant,
@@ -326,6 +329,7 @@ def _attach(
     r: LaunchResult, p: Prepared, case: Case, variant: Variant, t: Thresholds
 ) -> LaunchResult:
     """``r`` with its operator model, what was modelled, and its sweep's shapes."""
+    units = r.inputs.kernel.units if r.inputs.kernel is not None else ()
     points = tuple(
         SweepPointResult(
             point.label,
@@ -340,8 +344,8 @@ def _attach(
                         r.inputs.machine,
                         point.launch,
                         r.inputs.kernel,
-                        launch_bounds(r.inputs.machine, point.launch, "measured"),
-                        launch_bounds(r.inputs.machine, point.launch, "datasheet"),
+                        launch_bounds(r.inputs.machine, point.launch, "measured", units),
+                        launch_bounds(r.inputs.machine, point.launch, "datasheet", units),
                     ),
                     t,
                     point.launch.calls * point.launch.measurement.time.value_s,
@@ -361,6 +365,12 @@ def _attach(
         bytes_b=dict(p.launch.measurement.bytes or {}),
         sweep=points,
     )
+
+
+def _units(case: Case, kernel_id: str) -> tuple[str, ...]:
+    """The compute units a kernel declares it runs on (none declared: ``()``)."""
+    kernel = case.kernel(kernel_id)
+    return kernel.units if kernel is not None else ()
 
 
 def _variant_bound(results: tuple[LaunchResult, ...], calls: list[int], attr: str) -> float | None:

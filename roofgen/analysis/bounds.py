@@ -5,8 +5,9 @@ capacity per second; a launch places a demand on each. The time a resource
 needs is demand / capacity (seconds); units run concurrently, so the lower
 bound on the launch's time is the max over resources (the binding roof), and
 the no-overlap sum is reported as the serial bound. A resource without demand
-data is unknown, never zero. A launch whose communication does not overlap its
-compute (``overlap: false``) adds its link time to its compute time.
+data is unknown, never zero. A launch whose communication does not overlap the
+rest of its work (``overlap: false``) adds its link time to the max of every other
+resource.
 """
 
 from __future__ import annotations
@@ -34,24 +35,41 @@ class Bounds:
     seconds: dict[str, float]  # resource -> demand / capacity, known resources only
     unknown: tuple[str, ...]  # resources without demand data
     basis: dict[str, Basis]  # resource -> which roof value was used
-    added: tuple[str, ...] = ()  # resources whose time adds to the compute time
+    added: tuple[str, ...] = ()  # links whose time adds to the max of the others
+    links_overlap: bool = True  # several added links run at the same time (else they add)
 
     @property
     def bound_s(self) -> float | None:
-        """Max over resources; resources in ``added`` (communication that does not overlap
-        compute) add their time to the longest compute unit's instead of joining the max."""
+        """Max over resources. Links in ``added`` (communication that does not overlap the
+        rest of the work) add their time to the max of every other resource; several added
+        links add to one another unless ``links_overlap`` (then the longest one adds)."""
         if not self.seconds:
             return None
-        if not self.added:
-            return max(self.seconds.values())
-        compute = max((s for r, s in self.seconds.items() if r.startswith("compute.")), default=0.0)
-        serial = compute + sum(self.seconds[r] for r in self.added)
         others = [s for r, s in self.seconds.items() if r not in self.added]
-        return max([serial, *others])
+        return max(others, default=0.0) + self.added_s
+
+    @property
+    def added_s(self) -> float:
+        """Time of the non-overlapped links (s): their sum, or their max if they overlap."""
+        times = [self.seconds[r] for r in self.added]
+        if not times:
+            return 0.0
+        return max(times) if self.links_overlap else sum(times)
 
     @property
     def serial_s(self) -> float | None:
-        return sum(self.seconds.values()) if self.seconds else None
+        """The no-overlap bound (s): the compute units one after another, plus the slowest
+        memory level (a byte from device memory also passes the caches, so the levels'
+        times are not separate work), plus every link and the launch overhead. Issue and
+        power count the same instructions and FLOPs again and never add; where one of them
+        binds, the serial bound is the lower bound (it is never below it)."""
+        bound = self.bound_s
+        if bound is None:
+            return None
+        compute = sum(s for r, s in self.seconds.items() if r.startswith("compute."))
+        memory = max((s for r, s in self.seconds.items() if r.startswith("memory.")), default=0.0)
+        separate = sum(s for r, s in self.seconds.items() if r.startswith("link.") or r == "launch")
+        return max(compute + memory + separate, bound)
 
     def ranked(self) -> list[tuple[str, float]]:
         """Resources by time, largest first (ties broken by name, for stable output)."""
@@ -103,22 +121,25 @@ class _Acc:
     basis: dict[str, Basis] = field(default_factory=dict)
 
 
-def launch_bounds(machine: Machine, launch: Launch, basis: Basis = "measured") -> Bounds:
-    """Time each resource needs for one call of ``launch``'s kernel."""
+def launch_bounds(
+    machine: Machine, launch: Launch, basis: Basis = "measured", units: tuple[str, ...] = ()
+) -> Bounds:
+    """Time each resource needs for one call of ``launch``'s kernel; ``units``: the compute
+    units the kernel declares it runs on (the others do none of its work)."""
     m = launch.measurement
     scale = clock_scale(machine, m)
     share = sm_share(machine, launch)
     acc = _Acc()
-    _compute(machine, m, basis, Scale(scale.sm, scale.memory, share), acc)
+    _compute(machine, m, basis, Scale(scale.sm, scale.memory, share), acc, units)
     _memory(machine, m, basis, scale, acc)
     _links(machine, m, basis, acc)
     _issue(machine, m, Scale(scale.sm * share, scale.memory), acc)
     _power(machine, m, basis, acc)
     _runtime(machine, m, acc)
     added: tuple[str, ...] = ()
-    if launch.overlap is False and any(r.startswith("compute.") for r in acc.seconds):
+    if launch.overlap is False:
         added = tuple(r for r in acc.seconds if r.startswith("link."))
-    return Bounds(acc.seconds, tuple(acc.unknown), acc.basis, added)
+    return Bounds(acc.seconds, tuple(acc.unknown), acc.basis, added, launch.links_overlap)
 
 
 def sm_share(machine: Machine, launch: Launch) -> float:
@@ -134,15 +155,26 @@ def sm_share(machine: Machine, launch: Launch) -> float:
     return max(machine.issue.sms - taken, 0) / machine.issue.sms
 
 
-def _compute(machine: Machine, m: Measurement, basis: Basis, scale: Scale, acc: _Acc) -> None:
+def _compute(
+    machine: Machine,
+    m: Measurement,
+    basis: Basis,
+    scale: Scale,
+    acc: _Acc,
+    units: tuple[str, ...] = (),
+) -> None:
+    """A unit's demand is known where the FLOPs name it (an explicit 0 included), where
+    they are an empty map (no floating-point work at all), or where the kernel's declared
+    units leave it out (known zero); a unit missing beside other units' FLOPs is unknown."""
     for unit in machine.compute:
         name = f"compute.{unit.id}"
-        if m.flops is None:
+        declared_idle = bool(units) and unit.id not in units
+        if not declared_idle and (m.flops is None or (m.flops and unit.id not in m.flops)):
             acc.unknown.append(name)
             continue
         total = 0.0
         used: Basis = "datasheet"
-        for precision, work in m.flops.get(unit.id, {}).items():
+        for precision, work in (m.flops or {}).get(unit.id, {}).items():
             peak, b = _pick(unit.peaks[precision], basis)
             # each peak scales from the clock it is stated at (unlocked measurements: not at all)
             factor = unit.peaks[precision].clock_factor(m.sm_clock_hz, b) * scale.share

@@ -56,14 +56,30 @@ def verdict(
         return f"insufficient data: no demand known for {what}"
     top, top_s = ranked[0]
     eff = f"{efficiency:.0%}" if efficiency is not None else "?"
+    qualifier = _unknown_clause(bounds, efficiency)
     runner = ""
     if len(ranked) > 1 and top_s > 0:
         runner = f"; runner-up {ranked[1][0]} at {ranked[1][1] / top_s:.0%} of it"
     if klass == "below-roofs":
-        return f"below all roofs: {eff} of the {top} bound{runner} {limits}"
+        return f"below all roofs: {eff} of the {top} bound{runner}{qualifier} {limits}"
     if klass == "co-bound":
-        return f"co-bound by {top} and {ranked[1][0]}: {eff} of the bound{runner} {limits}"
-    return f"{top}-bound at {eff} of its roof{runner} {limits}"
+        return (
+            f"co-bound by {top} and {ranked[1][0]}: {eff} of the bound{runner}{qualifier} {limits}"
+        )
+    return f"{top}-bound at {eff} of its roof{runner}{qualifier} {limits}"
+
+
+def _unknown_clause(bounds: Bounds, efficiency: float | None) -> str:
+    """The bound from known resources is a lower bound all the same; an unknown compute
+    unit or memory level could only raise it, so the efficiency is at least the one
+    shown and the headroom at most."""
+    missing = [r for r in bounds.unknown if r.startswith(("compute.", "memory."))]
+    if not missing or efficiency is None or efficiency <= 0:
+        return ""
+    return (
+        f"; no demand known for {', '.join(missing)}, which could only raise the bound: "
+        f"efficiency at least {efficiency:.0%}, headroom at most {1 / efficiency:.3g}x"
+    )
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from roofgen.analysis.comm import bus_bytes, bus_factor, collective_seconds, half_bandwidth_size
+from roofgen.analysis.comm import (
+    bus_bytes,
+    bus_factor,
+    collective_seconds,
+    latency_s,
+    latency_steps,
+    regime,
+)
 from roofgen.analysis.inputs import LaunchInputs, floating_point_work
 from roofgen.model import Basis, Machine, Measurement
 
@@ -24,9 +31,13 @@ class CollectiveCost:
 
     ``size_b``: its size as nccl-tests counts it (B); ``factor``: bus bytes per byte of
     size; ``bus_b``: bytes each rank sends and receives (B); ``bandwidth_b_per_s``: the
-    link's bandwidth per direction (B/s); ``bound_s``: the cost (s); ``regime``:
-    "latency-bound" below the half-bandwidth size, else "bandwidth-bound";
-    ``measured_s``: the launch's measured time when the launch is this collective alone.
+    link's bandwidth per direction (B/s); ``algorithm`` and ``steps``: the algorithm and
+    the link latencies it pays one after another; ``latency_s``: steps x the link's
+    latency (s), ``None`` (unknown) when the link states none; ``bound_s``: the cost (s),
+    the bandwidth term alone when the latency is unknown (still a lower bound);
+    ``regime``: "latency-bound" when the latency term is the larger, else
+    "bandwidth-bound", ``None`` when the latency is unknown; ``measured_s``: the launch's
+    measured time when the launch is this collective alone.
     """
 
     kind: str
@@ -37,9 +48,11 @@ class CollectiveCost:
     factor: float
     bus_b: float
     bandwidth_b_per_s: float
-    latency_s: float
+    latency_s: float | None
     bound_s: float
-    regime: str  # "latency-bound" or "bandwidth-bound"
+    regime: str | None  # "latency-bound", "bandwidth-bound"; None: latency unknown
+    algorithm: str = "ring"
+    steps: int = 0
     measured_s: float | None = None
 
 
@@ -53,9 +66,6 @@ def collective_costs(
         if link is None:
             continue
         bw = link.bandwidth_per_direction.value(basis)
-        latency = link.latency_s or 0.0
-        moved = bus_bytes(c)
-        ridge = half_bandwidth_size(link, bw)
         out.append(
             CollectiveCost(
                 kind=c.kind,
@@ -64,13 +74,13 @@ def collective_costs(
                 topology=c.topology,
                 size_b=c.bytes_b,
                 factor=bus_factor(c),
-                bus_b=moved,
+                bus_b=bus_bytes(c),
                 bandwidth_b_per_s=bw,
-                latency_s=latency,
+                latency_s=latency_s(c, link),
                 bound_s=collective_seconds(c, link, bw),
-                regime="latency-bound"
-                if ridge is not None and moved < ridge
-                else "bandwidth-bound",
+                regime=regime(c, link, bw),
+                algorithm=c.algorithm,
+                steps=latency_steps(c),
             )
         )
     return out

@@ -4,9 +4,13 @@ Every figure keeps the metric(s) it came from, so the YAML written can say so.
 
 FLOPs come from SASS instruction counts with a versioned weight table
 (:data:`FLOP_WEIGHTS`), and tensor FLOPs from ``sm__ops_path_tensor_*`` counts
-(compute capability 8.0 and newer). Where only a tensor-pipe instruction count
-exists, tensor FLOPs stay unknown: one tensor instruction does a different
-amount of work for each shape and precision. Bytes come from ``dram__``,
+(compute capability 8.0 and newer). A counter collected and read zero gives an
+explicit 0 (known zero), never a gap. Where only tensor-pipe instruction counts
+exist, tensor FLOPs are a known zero when the MMA counters of the compute
+capability (``smsp__inst_executed_pipe_tensor_op_{hmma,imma,dmma}.sum``) all read
+zero, or when the aggregate pipe count holds no MMA instruction; otherwise they
+stay unknown: one tensor instruction does a different amount of work for each
+shape and precision. Bytes come from ``dram__``,
 ``lts__`` and ``l1tex__`` byte or sector (32 B) counts and go to the machine's
 memory levels by role: dram to the device level, lts (the L2) to the last-level
 cache, l1tex to the L1. Time is ``gpu__time_duration`` or elapsed SM cycles over
@@ -202,6 +206,9 @@ def _sass_flops(launch: Launch, machine: MachineView, out: Derived) -> None:
             )
         if total:
             _place(out, machine, precision, precision, Figure(total, "FLOP", " + ".join(terms)))
+        elif not absent:  # every counter collected and read zero: known zero, not unknown
+            origin = "0: " + ", ".join(f"{sass_metric(op)} = 0" for op in expected)
+            _place(out, machine, precision, precision, Figure(Decimal(0), "FLOP", origin))
     if not collected and not any(_TENSOR.match(n) for n in metrics):
         out.missing["FLOP counts"] = [
             sass_metric(op) for w in FLOP_WEIGHTS.values() for op, _ in w if op not in PAIRED_OPS
@@ -211,6 +218,8 @@ def _sass_flops(launch: Launch, machine: MachineView, out: Derived) -> None:
 def _place(out: Derived, machine: MachineView, kind: str, precision: str, figure: Figure) -> None:
     unit = machine.unit(kind)
     if unit is None or precision not in unit["peaks"]:
+        if not figure.value:
+            return  # no work for a unit or precision the machine lacks: nothing to say
         where = "unit" if unit is None else f"{precision!r} peak on unit {unit['id']!r}"
         out.warnings.append(
             f"machine {machine.id!r} has no {kind} {where}: {figure.value} {precision} "
@@ -236,36 +245,117 @@ def _tensor_flops(launch: Launch, machine: MachineView, out: Derived) -> None:
     for src, names in sorted(by_src.items()):
         chosen = [names[None]] if None in names else sorted(n for n in names.values())
         total = sum((metrics[n].value for n in chosen), Decimal(0))
-        if not total:
-            continue
         if src not in _TENSOR_PRECISIONS:
-            out.warnings.append(f"tensor ops of source type {src!r} have no roofgen precision")
+            if total:
+                out.warnings.append(f"tensor ops of source type {src!r} have no roofgen precision")
             continue
         unit = "OP" if src.startswith("int") else "FLOP"
         origin = " + ".join(_shown(n, metrics[n]) for n in chosen)
-        _place(out, machine, "tensor", src, Figure(total, unit, origin))
+        _place(out, machine, "tensor", src, Figure(total, unit, origin))  # 0: collected, zero
     if by_src:
         return
-    pipe = [n for n in metrics if "pipe_tensor" in n and metrics[n].value and "pct" not in n]
-    if pipe:
-        name = sorted(pipe)[0]
-        if (cc_major(launch) or 0) >= 8:
-            advice = (
-                "collect the per-precision tensor op counts, e.g. "
-                + ", ".join(_TENSOR_SUGGESTED)
-                + " (`ncu --query-metrics` lists the sm__ops_path_tensor_src_* metrics of "
-                "each precision)"
-            )
-        else:
-            advice = (
-                "Nsight Compute has no per-precision tensor op counts before compute "
-                "capability 8.0: write the operator's FLOPs as model_flops instead"
-            )
-        out.warnings.append(
-            f"tensor FLOPs unknown: the profile has only a tensor-pipe instruction count "
-            f"({_shown(name, metrics[name])}), and a tensor instruction does a different "
-            f"amount of work for each shape and precision; {advice}"
+    _tensor_from_pipe(launch, machine, out)
+
+
+# Matrix (MMA) instruction counters of the tensor pipe by compute capability: HMMA from
+# Volta, IMMA from Turing, DMMA on the parts with FP64 tensor cores (GA100, GH100). Past
+# Hopper the counters differ (tcgen05): the MMA work is then not decided from them.
+_MMA_OPS: dict[str, tuple[str, ...]] = {
+    "7.0": ("hmma",),
+    "7.2": ("hmma", "imma"),
+    "7.5": ("hmma", "imma"),
+    "8.0": ("hmma", "imma", "dmma"),
+    "8.6": ("hmma", "imma"),
+    "8.7": ("hmma", "imma"),
+    "8.9": ("hmma", "imma"),
+    "9.0": ("hmma", "imma", "dmma"),
+}
+_PIPE = ("smsp__inst_executed_pipe_tensor.sum", "sm__inst_executed_pipe_tensor.sum")
+# Compute capabilities whose tensor-pipe count also holds the FP16 SASS instructions (the
+# A100 export in tests/data: pipe_tensor = HFMA thread instructions / 32 exactly).
+_FP16_ON_TENSOR_PIPE = ("8.0",)
+
+
+def mma_metric(op: str, prefix: str = "smsp") -> str:
+    return f"{prefix}__inst_executed_pipe_tensor_op_{op}.sum"
+
+
+def _cc(launch: Launch) -> str:
+    match = re.match(r"\s*(\d+)\.(\d+)", launch.cc or "")
+    return f"{match.group(1)}.{match.group(2)}" if match else ""
+
+
+def _tensor_from_pipe(launch: Launch, machine: MachineView, out: Derived) -> None:
+    """Without per-precision op counts, tensor FLOPs are unknown unless the MMA
+    instruction counts show none: then they are a known zero. The MMA counters of the
+    compute capability decide; the aggregate tensor-pipe count alone decides only when it
+    is zero, or when it is no larger than the FP16 SASS instructions that also issue to
+    that pipe (so no MMA instruction is left)."""
+    metrics = launch.metrics
+    ops = _MMA_OPS.get(_cc(launch))
+    if ops is not None:
+        found = [next((n for n in (mma_metric(o), mma_metric(o, "sm")) if n in metrics), None)
+                 for o in ops]  # fmt: skip
+        if all(found):
+            names = [n for n in found if n is not None]
+            if not any(metrics[n].value for n in names):
+                _tensor_zero(machine, out, ", ".join(_shown(n, metrics[n]) for n in names))
+                return
+            name = next(n for n in names if metrics[n].value)
+            _tensor_unknown(launch, out, _shown(name, metrics[name]))
+            return
+    pipe = _first(metrics, *_PIPE)
+    if pipe is None:
+        return
+    count = metrics[pipe].value
+    if not count:
+        _tensor_zero(
+            machine, out, f"no instruction on the tensor pipe: {_shown(pipe, metrics[pipe])}"
         )
+        return
+    fp16 = [_sass_count(metrics, op) for op in ("hadd", "hmul", "hfma")]
+    if _cc(launch) in _FP16_ON_TENSOR_PIPE and all(fp16):
+        # Each warp instruction runs at most 32 threads, so thread counts / 32 is at most
+        # the FP16 warp instructions; a pipe count no larger leaves no MMA instruction.
+        warp = sum((f[1].value for f in fp16 if f is not None), Decimal(0)) / 32
+        if count <= warp:
+            _tensor_zero(
+                machine,
+                out,
+                f"{_shown(pipe, metrics[pipe])} <= FP16 SASS thread instructions / 32 = "
+                f"{warp:,.2f}: the pipe ran FP16 instructions, no MMA",
+            )
+            return
+    _tensor_unknown(launch, out, _shown(pipe, metrics[pipe]))
+
+
+def _tensor_zero(machine: MachineView, out: Derived, origin: str) -> None:
+    unit = machine.unit("tensor")
+    if unit is None:
+        return
+    peaks = [p for p in unit["peaks"] if not p.endswith("-sparse")] or list(unit["peaks"])
+    precision = "fp16" if "fp16" in peaks else peaks[0]
+    _place(out, machine, "tensor", precision, Figure(Decimal(0), "FLOP", f"0: {origin}"))
+
+
+def _tensor_unknown(launch: Launch, out: Derived, shown: str) -> None:
+    if (cc_major(launch) or 0) >= 8:
+        advice = (
+            "collect the per-precision tensor op counts, e.g. "
+            + ", ".join(_TENSOR_SUGGESTED)
+            + " (`ncu --query-metrics` lists the sm__ops_path_tensor_src_* metrics of "
+            "each precision)"
+        )
+    else:
+        advice = (
+            "Nsight Compute has no per-precision tensor op counts before compute "
+            "capability 8.0: write the operator's FLOPs as model_flops instead"
+        )
+    out.warnings.append(
+        f"tensor FLOPs unknown: the profile has only a tensor-pipe instruction count "
+        f"({shown}), and a tensor instruction does a different amount of work for each "
+        f"shape and precision; {advice}"
+    )
 
 
 # Byte sources per memory role, best first: a pair is (read, write); a single is a total.

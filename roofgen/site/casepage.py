@@ -81,14 +81,23 @@ def launch_row(r: LaunchResult, case: Case, machine: Machine) -> LaunchRow:
         binding=display_name(names, r.binding),
         runner_up=display_name(names, r.runner_up),
         klass=r.klass,
-        efficiency=fmt_percent(r.efficiency),
-        efficiency_datasheet=fmt_percent(r.efficiency_by_basis.get("datasheet")),
-        headroom=fmt_ratio(r.headroom),
+        efficiency=_at_least(r.coverage.unknown, fmt_percent(r.efficiency)),
+        efficiency_datasheet=_at_least(
+            r.coverage.unknown, fmt_percent(r.efficiency_by_basis.get("datasheet"))
+        ),
+        headroom=_at_least(r.coverage.unknown, fmt_ratio(r.headroom), "at most "),
         covered=display_names_of(r.coverage.covered, names),
         unknown=display_names_of(r.coverage.unknown, names),
         verdict=r.verdict,
         modelled=", ".join(r.modelled),
     )
+
+
+def _at_least(unknown: tuple[str, ...], shown: str, sign: str = "at least ") -> str:
+    """``shown`` marked as a limit when an unknown compute unit or memory level could
+    raise the bound: the efficiency is then at least, the headroom at most, the value."""
+    partial = any(x.startswith(("compute.", "memory.")) for x in unknown)
+    return f"{sign}{shown}" if partial and shown != "n/a" else shown
 
 
 def _statistics(case: Case, variant_id: str, index: int) -> tuple[str, str, str, str]:
@@ -142,9 +151,11 @@ def variant_section(v: VariantResult, case: Case, machine: Machine) -> VariantSe
         binding=display_name(names, v.binding),
         runner_up=display_name(names, v.runner_up),
         klass=v.klass,
-        efficiency=fmt_percent(v.efficiency),
-        efficiency_datasheet=fmt_percent(v.efficiency_by_basis.get("datasheet")),
-        headroom=fmt_ratio(v.headroom),
+        efficiency=_at_least(v.coverage.unknown, fmt_percent(v.efficiency)),
+        efficiency_datasheet=_at_least(
+            v.coverage.unknown, fmt_percent(v.efficiency_by_basis.get("datasheet"))
+        ),
+        headroom=_at_least(v.coverage.unknown, fmt_ratio(v.headroom), "at most "),
         flop_rate=fmt_si(v.achieved_flop_per_s, "FLOP/s"),
         unknown=display_names_of(v.coverage.unknown, names),
         verdict=v.verdict,

@@ -198,6 +198,7 @@ def case(data: dict[str, Any], file: str = "") -> Case:
                         x.get("calls", 1),
                         _launch_measurement(x),
                         overlap=x.get("overlap", v.get("overlap")),
+                        links_overlap=x.get("links_overlap", v.get("links_overlap", True)),
                         sweep=_sweep(x.get("sweep", [])),
                     )
                     for x in v["launches"]
@@ -327,6 +328,7 @@ def _collective(c: dict[str, Any]) -> Collective:
         link=c["link"],
         topology=c.get("topology", ""),
         bus_factor=c.get("bus_factor"),
+        algorithm=c.get("algorithm", "ring"),
         sms=c.get("sms"),
     )
 

@@ -335,16 +335,43 @@ def _check_measurement(
                         code="ref.level" if what != "link" else "ref.link",
                     )
                 )
+    problems += _check_collectives(doc, m, path, machine["id"], links)
+    problems += _check_sparsity(doc, m, path)
+    return problems
+
+
+# Collectives with an algorithm other than ring (the latency steps of analysis.comm).
+_ALGORITHMS = {
+    "tree": ("all-reduce", "broadcast", "reduce", "send-recv"),
+    "in-network": (
+        "all-reduce", "reduce-scatter", "all-gather", "broadcast", "reduce", "send-recv"
+    ),
+}  # fmt: skip
+
+
+def _check_collectives(
+    doc: Document, m: dict[str, Any], path: PathKey, machine_id: str, links: set[str]
+) -> list[Problem]:
+    problems = []
     for i, collective in enumerate(m.get("collectives") or []):
         if collective["link"] not in links:
             problems.append(
                 doc.problem(
                     (*path, "collectives", i, "link"),
-                    _unknown(collective["link"], "link", links) + f" on machine {machine['id']!r}",
+                    _unknown(collective["link"], "link", links) + f" on machine {machine_id!r}",
                     code="ref.link",
                 )
             )
-    problems += _check_sparsity(doc, m, path)
+        algorithm = collective.get("algorithm", "ring")
+        if algorithm != "ring" and collective["kind"] not in _ALGORITHMS[algorithm]:
+            problems.append(
+                doc.problem(
+                    (*path, "collectives", i, "algorithm"),
+                    f"{collective['kind']} has no {algorithm} algorithm: write "
+                    "'algorithm: ring' (or leave it out)",
+                    code="ref.collective-algorithm",
+                )
+            )
     return problems
 
 

@@ -62,7 +62,7 @@ def comm_section(
                         c.bus_b,
                         c.bound_s,
                         measured,
-                        c.regime,
+                        c.regime or "unknown (no link latency)",
                     )
                 )
             rows.append(
@@ -76,17 +76,22 @@ def comm_section(
                     c.link,
                     f"{c.factor:.3g}",
                     fmt_si(c.bus_b, "B"),
-                    fmt_time(c.latency_s),
-                    fmt_time(c.bound_s),
+                    f"{c.steps} x {fmt_time(c.latency_s / c.steps)}"
+                    if c.latency_s is not None and c.steps
+                    else "unknown",
+                    fmt_time(c.bound_s) if c.latency_s is not None else f">= {fmt_time(c.bound_s)}",
                     fmt_time(measured),
-                    c.regime,
+                    c.regime or "unknown (no link latency)",
                 )
             )
         notes += _overlap_notes(item, machine)
     title = f"Communication roofline of {case.case.title} on {machine.name}"
     inp = CommunicationInput(
         title=title,
-        subtitle="Link bandwidth per direction; collectives cost latency + bus bytes / bandwidth",
+        subtitle=(
+            "Link bandwidth per direction (curves: one latency step); collectives cost "
+            "steps x latency + bus bytes / bandwidth"
+        ),
         links=tuple(
             LinkRoof(k.id, k.name, k.bandwidth_per_direction.value(), k.latency_s)
             for k in machine.links
@@ -106,7 +111,7 @@ def comm_section(
         "Link",
         "Bus factor",
         "Bus bytes",
-        "Latency",
+        "Latency (steps x link latency)",
         "Bound",
         "Measured",
         "Regime",
@@ -116,12 +121,16 @@ def comm_section(
         title="Communication",
         intro=(
             "Bytes over NVLink, PCIe or the network, per direction (datasheets print NVLink "
-            "as the two-way total). A collective costs the link's latency plus its bus bytes "
-            "over the bandwidth; bus bytes are the size times the nccl-tests bus-bandwidth "
-            "factor (all-reduce 2(n-1)/n; reduce-scatter, all-gather and all-to-all (n-1)/n; "
-            "broadcast and reduce 1; an in-network reduction its own). Small messages are "
-            "latency-bound, large ones bandwidth-bound. Communication that overlaps compute "
-            "joins the max over resources; communication that does not adds to it."
+            "as the two-way total). A collective costs one link latency per step of its "
+            "algorithm (ring all-reduce 2(n-1); ring reduce-scatter, all-gather, broadcast "
+            "and reduce n-1; tree all-reduce 2 ceil(log2 n); in-network all-reduce 2) plus "
+            "its bus bytes over the bandwidth; bus bytes are the size times the nccl-tests "
+            "bus-bandwidth factor (all-reduce 2(n-1)/n; reduce-scatter, all-gather and "
+            "all-to-all (n-1)/n; broadcast and reduce 1; an in-network reduction its own). "
+            "Small messages are latency-bound, large ones bandwidth-bound; without a link "
+            "latency the regime is unknown and the bound counts the bandwidth alone. "
+            "Communication that overlaps the rest of the work joins the max over resources; "
+            "communication that does not adds to it."
         ),
         charts=(
             slot(

@@ -114,3 +114,23 @@ def make_settings(
         thresholds=Thresholds(),
         site={"name": name, **site},
     )
+
+
+def plausibility_findings(machine: dict[str, Any], measurement: dict[str, Any]) -> list[Any]:
+    """The plausibility findings of one launch of an ``other`` kernel measured as
+    ``measurement`` on ``machine`` (a machine dict with id ``a100``), by the shipped rules."""
+    from roofgen.analysis.analyse import analyse
+    from roofgen.analysis.plausibility import check
+    from roofgen.model import Specs
+    from roofgen.pipeline import shipped_rules
+    from roofgen.spec import build
+
+    case = {
+        "id": "c",
+        "title": "c",
+        "machines": [machine["id"]],
+        "kernels": [{"id": "k", "operator": {"kind": "other"}}],
+        "variants": [{"id": "v", "launches": [{"kernel": "k", "measurement": measurement}]}],
+    }
+    specs = Specs({machine["id"]: build.machine(machine)}, (build.case(case),))
+    return check(specs, analyse(specs), shipped_rules())

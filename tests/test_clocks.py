@@ -8,12 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from specdata import plausibility_findings
 
-from roofgen.analysis.analyse import analyse
 from roofgen.analysis.bounds import launch_bounds
-from roofgen.analysis.plausibility import check
-from roofgen.api import shipped_rules
-from roofgen.model import Launch, Specs
+from roofgen.model import Launch
 from roofgen.spec import build
 
 # H100 SXM5 as NVIDIA's whitepaper states it: the tensor peaks at the 1830 MHz tensor
@@ -146,15 +144,7 @@ def test_an_unlocked_measurement_is_not_restated_at_build():
 
 
 def rules_fired(machine: dict[str, Any], measurement: dict[str, Any]) -> dict[str, str]:
-    case = {
-        "id": "c",
-        "title": "c",
-        "machines": ["a100"],
-        "kernels": [{"id": "k", "operator": {"kind": "other"}}],
-        "variants": [{"id": "v", "launches": [{"kernel": "k", "measurement": measurement}]}],
-    }
-    specs = Specs({"a100": build.machine(machine)}, (build.case(case),))
-    return {f.rule: f.message for f in check(specs, analyse(specs), shipped_rules())}
+    return {f.rule: f.message for f in plausibility_findings(machine, measurement)}
 
 
 def test_a_launch_far_from_an_unlocked_measurements_clock_is_warned_about():

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from roofgen.analysis.analyse import analyse
-from roofgen.analysis.plausibility import check
-from roofgen.api import shipped_rules
-from roofgen.model import Specs
-from roofgen.spec import build
+from specdata import plausibility_findings
 
 A100: dict[str, Any] = {
     "id": "a100",
@@ -26,16 +22,7 @@ GOOD_TIME = {"median": "1 ms", "q1": "0.99 ms", "q3": "1.01 ms", "repeats": 100,
 
 
 def findings(measurement: dict[str, Any]) -> dict[str, str]:
-    case = {
-        "id": "c",
-        "title": "c",
-        "machines": ["a100"],
-        "kernels": [{"id": "k", "operator": {"kind": "other"}}],
-        "variants": [{"id": "v", "launches": [{"kernel": "k", "measurement": measurement}]}],
-    }
-    specs = Specs({"a100": build.machine(A100)}, (build.case(case),))
-    found = check(specs, analyse(specs), shipped_rules())
-    return {f.rule: f.severity for f in found}
+    return {f.rule: f.severity for f in plausibility_findings(A100, measurement)}
 
 
 def test_normal_data_raises_nothing_even_with_l1_below_l2():

@@ -152,7 +152,8 @@ def test_overlapped_collective_takes_sms_from_compute(a100):
     assert serial.seconds["compute.tensor"] == pytest.approx(200e-6)  # SMs are free again
 
 
-def test_variant_overlap_is_the_default_of_its_launches():
+@pytest.mark.parametrize("key", ["overlap", "links_overlap"])
+def test_a_variants_overlap_settings_are_the_default_of_its_launches(key: str):
     case = build.case(
         {
             "id": "c",
@@ -162,16 +163,16 @@ def test_variant_overlap_is_the_default_of_its_launches():
             "variants": [
                 {
                     "id": "v",
-                    "overlap": False,
+                    key: False,
                     "launches": [
                         {"kernel": "k", "measurement": {"time": "1 ms"}},
-                        {"kernel": "k", "measurement": {"time": "1 ms"}, "overlap": True},
+                        {"kernel": "k", "measurement": {"time": "1 ms"}, key: True},
                     ],
                 }
             ],
         }
     )
-    assert [x.overlap for x in case.variants[0].launches] == [False, True]
+    assert [getattr(x, key) for x in case.variants[0].launches] == [False, True]
 
 
 # HBM 10 ms (15.55 GB at 1.555 TB/s), compute 1 ms (312e9 FLOP at 312 TFLOP/s) and a
@@ -207,28 +208,6 @@ def test_several_non_overlapped_links_overlap_unless_the_spec_says_they_add(a100
     assert together.bound_s == pytest.approx(13e-3)
     apart = launch_bounds(machine, Launch("k", 1, build.measurement(m), False, links_overlap=False))
     assert apart.bound_s == pytest.approx(15.92e-3)
-
-
-def test_links_overlap_is_read_from_the_launch_or_its_variant():
-    case = build.case(
-        {
-            "id": "c",
-            "title": "c",
-            "machines": ["a100"],
-            "kernels": [{"id": "k", "operator": {"kind": "gemm"}}],
-            "variants": [
-                {
-                    "id": "v",
-                    "links_overlap": False,
-                    "launches": [
-                        {"kernel": "k", "measurement": {"time": "1 ms"}},
-                        {"kernel": "k", "measurement": {"time": "1 ms"}, "links_overlap": True},
-                    ],
-                }
-            ],
-        }
-    )
-    assert [x.links_overlap for x in case.variants[0].launches] == [False, True]
 
 
 def test_serial_bound_never_adds_issue_power_or_nested_memory_levels(a100):

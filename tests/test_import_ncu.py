@@ -680,3 +680,29 @@ def test_a_missing_or_non_zero_mma_counter_leaves_tensor_work_unknown():
 def test_a_zero_tensor_pipe_count_is_a_known_zero_on_any_compute_capability():
     derived = derive(_counted("12.0", {"smsp__inst_executed_pipe_tensor.sum": 0}), _a100())
     assert derived.flops["tensor"]["fp16"].value == 0
+
+
+@pytest.mark.parametrize("unit", ["second", "%", "mbyte", "inst"])
+def test_a_byte_metric_in_another_unit_is_refused_not_converted(tmp_path, capsys, unit):
+    """dram__bytes.sum given in seconds, percent or milli-bytes is not a byte count: it is
+    left out with a warning (device bytes unknown), as a time in the wrong unit is."""
+    source = (DATA / "01_sgemm.csv").read_text()
+    row = '"dram__bytes.sum","byte","5,323,503,232.00"'
+    assert row in source
+    bad = tmp_path / "bad.csv"
+    bad.write_text(source.replace(row, f'"dram__bytes.sum","{unit}","5,323,503,232.00"'))
+    status = main(["import", "ncu", str(bad), "--machine", "a100-40gb-sxm", "--partial",
+                   "-o", str(tmp_path / "case.yaml")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert f"dram__bytes.sum = 5,323,503,232.00 {unit} is not in byte" in err
+    assert "5323503232" not in (tmp_path / "case.yaml").read_text().replace(",", "")
+
+
+def test_kilo_and_mega_bytes_are_still_bytes() -> None:
+    assert parse_unit("Kbyte").kind == "byte" and parse_unit("Kbyte").factor == 1000
+    assert parse_unit("Mbyte").factor == 10**6
+    assert parse_unit("mbyte").kind != "byte"  # milli-bytes do not exist
+    assert parse_unit("msecond").kind == "second" and parse_unit("msecond").factor == Decimal(
+        "1e-3"
+    )

@@ -146,7 +146,7 @@ def parse_unit(text: str) -> Unit:
             kind = _BASES[base]
             if prefix in _UP:
                 return Unit(kind, Decimal(_UP[prefix]))
-            if prefix in _DOWN:
+            if prefix in _DOWN and kind == "second":  # no milli-byte or micro-instruction
                 return Unit(kind, _DOWN[prefix])
     return Unit(text, Decimal(1))  # an unknown unit: kept, never converted
 

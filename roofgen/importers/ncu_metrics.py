@@ -20,6 +20,7 @@ default).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -115,8 +116,47 @@ def cc_major(launch: Launch) -> int | None:
     return int(match.group(1)) if match else None
 
 
+# The unit kinds a metric may have, by what it counts (ncu_csv.parse_unit's kinds; "" is
+# a bare count). A metric in another unit is refused with a warning, never converted:
+# a byte count in seconds or percent, or in "mbyte" (milli-bytes), is not a byte count.
+_UNIT_KINDS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("__bytes", "_bytes."), ("byte",)),
+    (("__sectors", "_sectors_", "_sectors."), ("sector", "")),
+    (("inst_executed",), ("inst", "")),
+    (("__time_duration", "__time_active"), ("second",)),
+    (("cycles_elapsed.avg.per_second",), ("cycle/second", "hz", "/second")),
+    (("pct_of_peak",), ("%",)),
+)
+
+
+def unit_kinds(name: str) -> tuple[str, ...] | None:
+    """The unit kinds metric ``name`` may be given in (None: any)."""
+    for patterns, kinds in _UNIT_KINDS:
+        if any(p in name for p in patterns):
+            return kinds
+    return None
+
+
+def _checked_units(launch: Launch, out: Derived) -> Launch:
+    """``launch`` without the metrics whose unit cannot be what they count (each named
+    in a warning: the figure stays unknown)."""
+    kept: dict[str, Metric] = {}
+    for name, metric in launch.metrics.items():
+        kinds = unit_kinds(name)
+        if kinds is None or metric.unit.kind in kinds:
+            kept[name] = metric
+        else:
+            wanted = " or ".join(k or "a count" for k in kinds)
+            out.warnings.append(
+                f"{launch.name}: {name} = {metric.text} is not in {wanted}: left out "
+                "(unknown), not converted"
+            )
+    return dataclasses.replace(launch, metrics=kept)
+
+
 def derive(launch: Launch, machine: MachineView) -> Derived:
     out = Derived()
+    launch = _checked_units(launch, out)
     metrics = launch.metrics
     _time(metrics, out)
     _clocks(metrics, out)

@@ -179,3 +179,17 @@ def test_analyze_json_is_strict_json_even_for_extreme_input(tmp_path, capsys) ->
     doc = json.loads(out, parse_constant=refuse)
     launch = doc["cases"][0]["variants"][0]["launches"][0]
     assert launch["achieved_flop_per_s"] is None
+
+
+def test_a_huge_value_gives_a_short_error_line(tmp_path, capsys) -> None:
+    """A 100,000-item grid used to be quoted whole: a 300 KB error line."""
+    shutil.copytree(Path(__file__).parent / "cases" / "valid" / "minimal", tmp_path,
+                    dirs_exist_ok=True)  # fmt: skip
+    case = tmp_path / "case.yaml"
+    text = case.read_text()
+    assert text.count("        measurement:\n") == 1
+    grid = "          grid: [" + ", ".join(["1"] * 100_000) + "]\n"
+    case.write_text(text.replace("        measurement:\n", "        measurement:\n" + grid))
+    assert main(["check", str(tmp_path)]) == 1
+    lines = [line for line in capsys.readouterr().err.splitlines() if "grid" in line]
+    assert lines and all(len(line) < 300 for line in lines), [len(x) for x in lines]

@@ -212,6 +212,11 @@ def _message(error: ValidationError) -> str:
     if v == "not" and set(error.validator_value) == {"required"}:
         keys = " and ".join(repr(k) for k in error.validator_value["required"])
         return f"{keys} exclude each other: keep the one that is true"
+    # jsonschema's own message starts with the whole value (a 100,000-item grid made a
+    # 300 KB line): show the value as every other message does.
+    shown = repr(inst)
+    if error.message.startswith(shown) and len(shown) > 60:
+        return _show(inst) + error.message[len(shown) :]
     return error.message
 
 

@@ -193,3 +193,28 @@ def test_a_huge_value_gives_a_short_error_line(tmp_path, capsys) -> None:
     assert main(["check", str(tmp_path)]) == 1
     lines = [line for line in capsys.readouterr().err.splitlines() if "grid" in line]
     assert lines and all(len(line) < 300 for line in lines), [len(x) for x in lines]
+
+
+@pytest.mark.parametrize(
+    ("ident", "why"),
+    [
+        ("con", "is a device name on Windows"),
+        ("nul", "is a device name on Windows"),
+        ("com1", "is a device name on Windows"),
+        ("lpt9.txt", "is a device name on Windows"),
+        ("x.", "ends with '.'"),
+        ("a" * 300, "is 300 characters long: an id has at most 64"),
+    ],
+)
+def test_ids_every_file_system_can_hold(tmp_path, capsys, ident, why) -> None:
+    """Case ids name folders of the site: a 300-character id ended in 'File name too
+    long' with no location, and Windows refuses device names and drops a trailing dot."""
+    shutil.copytree(Path(__file__).parent / "cases" / "valid" / "minimal", tmp_path,
+                    dirs_exist_ok=True)  # fmt: skip
+    case = tmp_path / "case.yaml"
+    text = case.read_text()
+    assert "id: pts\n" in text
+    case.write_text(text.replace("id: pts\n", f'id: "{ident}"\n'))
+    assert main(["check", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "case.yaml:3:5: id: id " in err and why in err, err

@@ -307,8 +307,10 @@ def test_vega_expressions_escape_every_name() -> None:
 # --------------------------------------------------------------------------- ids
 
 
-RESERVED = ("assets", "search", "404", "index", "con", "nul", "sitemap.xml", "index.html",
-            "a..b", "tags", "cases", "machines", "index.md", "404.html", "x.")  # fmt: skip
+RESERVED = ("assets", "search", "404", "index", "sitemap.xml", "index.html", "a..b", "tags",
+            "cases", "machines", "index.md", "404.html")  # fmt: skip
+# Windows device names ("con", "nul") and a trailing dot are refused by check
+# (tests/test_cli.py::test_ids_every_file_system_can_hold).
 
 
 @pytest.mark.slow

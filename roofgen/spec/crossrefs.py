@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from roofgen.problems import Problem
+from roofgen.spec.ids import check_ids
 from roofgen.spec.operators import check_operators
 from roofgen.spec.timestats import check_time
 from roofgen.spec.yamlload import Document, PathKey
@@ -37,7 +38,8 @@ def _unknown(name: str, what: str, valid: list[str] | Any) -> str:
 
 def check_machine(doc: Document) -> list[Problem]:
     data = doc.data
-    problems = _dupes(doc, data["compute"], ("compute",), "compute unit")
+    problems = check_ids(doc, ("compute", "memory", "links"))
+    problems += _dupes(doc, data["compute"], ("compute",), "compute unit")
     problems += _dupes(doc, data["memory"], ("memory",), "memory level")
     problems += _dupes(doc, data.get("links", []), ("links",), "link")
     for i, unit in enumerate(data["compute"]):
@@ -190,7 +192,8 @@ def check_case(
     """
     broken = broken or set()
     data = doc.data
-    problems = _dupes(doc, data["kernels"], ("kernels",), "kernel")
+    problems = check_ids(doc, ("kernels", "variants"))
+    problems += _dupes(doc, data["kernels"], ("kernels",), "kernel")
     problems += _dupes(doc, data["variants"], ("variants",), "variant")
     refs = [r if isinstance(r, str) else r["id"] for r in data["machines"]]
     problems += _check_machine_refs(doc, refs, machines, broken)

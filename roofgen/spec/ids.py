@@ -1,0 +1,47 @@
+"""Ids that can name a file on every system a site is built or read on.
+
+Case and machine ids name folders of the site, kernel and variant ids name charts and
+anchors. The schema's pattern (``[a-z0-9][a-z0-9._-]*``) keeps them to safe
+characters; this adds what a pattern cannot say clearly: a length a file name can
+hold, no Windows device name (``con``, ``nul``, ``com1``, also before a suffix:
+``con.x``), and no trailing dot (Windows drops it, so two ids would name one file).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from roofgen.problems import Problem
+from roofgen.spec.yamlload import Document, PathKey
+
+__all__ = ["MAX_ID_LENGTH", "check_ids", "id_problem"]
+
+MAX_ID_LENGTH = 64
+_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$")
+
+
+def id_problem(ident: str) -> str | None:
+    """Why ``ident`` cannot be an id (None when it can)."""
+    if len(ident) > MAX_ID_LENGTH:
+        return f"is {len(ident)} characters long: an id has at most {MAX_ID_LENGTH}"
+    if _RESERVED.match(ident):
+        return "is a device name on Windows, where no file can have it: choose another id"
+    if ident.endswith("."):
+        return "ends with '.', which Windows drops from file names: remove it"
+    return None
+
+
+def check_ids(doc: Document, lists: tuple[str, ...]) -> list[Problem]:
+    """Problems of the document's own ``id`` and of the ids of the items in ``lists``."""
+    data: dict[str, Any] = doc.data
+    found: list[tuple[PathKey, Any]] = [(("id",), data.get("id"))]
+    for key in lists:
+        found += [((key, i, "id"), item.get("id")) for i, item in enumerate(data.get(key, []))]
+    problems = []
+    for path, ident in found:
+        why = id_problem(ident) if isinstance(ident, str) else None
+        if why is not None:
+            shown = ident if len(ident) <= 40 else ident[:37] + "..."
+            problems.append(doc.problem(path, f"id {shown!r} {why}", code="ref.id"))
+    return problems

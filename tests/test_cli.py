@@ -218,3 +218,30 @@ def test_ids_every_file_system_can_hold(tmp_path, capsys, ident, why) -> None:
     assert main(["check", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "case.yaml:3:5: id: id " in err and why in err, err
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        ("title: Points", "title: " + "T" * 700_000, "the title is 700,000 characters long"),
+        ("title: Points", "title: Points \u202eevil", "bidirectional control"),
+        (
+            "title: Points",
+            "title: Points\ntags: [" + ", ".join(["t"] * 100_000) + "]",
+            "100,000 tags: at most 50",
+        ),
+    ],
+    ids=["700k-title", "bidi", "100k-tags"],
+)
+def test_titles_and_tags_a_site_can_show(tmp_path, capsys, old, new, said) -> None:
+    """A 700 KB title or 100,000 tags passed check and then stalled the chart renderer;
+    a bidirectional control makes a title read as something else."""
+    shutil.copytree(Path(__file__).parent / "cases" / "valid" / "minimal", tmp_path,
+                    dirs_exist_ok=True)  # fmt: skip
+    case = tmp_path / "case.yaml"
+    text = case.read_text()
+    assert text.count(old) == 1
+    case.write_text(text.replace(old, new), encoding="utf-8")
+    assert main(["check", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "case.yaml:" in err and said in err, err[:500]

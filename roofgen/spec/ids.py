@@ -15,9 +15,21 @@ from typing import Any
 from roofgen.problems import Problem
 from roofgen.spec.yamlload import Document, PathKey
 
-__all__ = ["MAX_ID_LENGTH", "check_ids", "id_problem"]
+__all__ = [
+    "MAX_ID_LENGTH",
+    "MAX_TAGS",
+    "MAX_TITLE_LENGTH",
+    "check_ids",
+    "check_titles",
+    "id_problem",
+]
 
 MAX_ID_LENGTH = 64
+MAX_TITLE_LENGTH = 300  # a title is a line of a page, a chart and a pull-request comment
+MAX_TAGS = 50
+# Bidirectional controls reorder what a reader sees (a title can show one thing and be
+# another): refused where people read names.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 _RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$")
 
 
@@ -44,4 +56,33 @@ def check_ids(doc: Document, lists: tuple[str, ...]) -> list[Problem]:
         if why is not None:
             shown = ident if len(ident) <= 40 else ident[:37] + "..."
             problems.append(doc.problem(path, f"id {shown!r} {why}", code="ref.id"))
+    return problems
+
+
+def check_titles(doc: Document) -> list[Problem]:
+    """A case's title within :data:`MAX_TITLE_LENGTH` characters and free of bidirectional
+    controls, and at most :data:`MAX_TAGS` tags (a 700 KB title or 100,000 tags stalled
+    the chart renderer)."""
+    data: dict[str, Any] = doc.data
+    problems = []
+    title = data.get("title")
+    if isinstance(title, str) and len(title) > MAX_TITLE_LENGTH:
+        problems.append(doc.problem(
+            ("title",),
+            f"the title is {len(title):,} characters long: at most {MAX_TITLE_LENGTH} "
+            "(put the rest in context or the summary)",
+            code="ref.title",
+        ))  # fmt: skip
+    if isinstance(title, str) and _BIDI.search(title):
+        problems.append(doc.problem(
+            ("title",),
+            "the title holds a bidirectional control character, which makes it read "
+            "differently from what it is: remove it",
+            code="ref.title",
+        ))  # fmt: skip
+    tags = data.get("tags")
+    if isinstance(tags, list) and len(tags) > MAX_TAGS:
+        problems.append(doc.problem(
+            ("tags",), f"{len(tags):,} tags: at most {MAX_TAGS}", code="ref.tags"
+        ))  # fmt: skip
     return problems

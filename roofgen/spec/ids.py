@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 MAX_ID_LENGTH = 64
-MAX_TITLE_LENGTH = 300  # a title is a line of a page, a chart and a pull-request comment
+MAX_TITLE_LENGTH = 1000  # a title is a line of a page, a chart and a pull-request comment
 MAX_TAGS = 50
 # Bidirectional controls reorder what a reader sees (a title can show one thing and be
 # another): refused where people read names.
@@ -69,7 +69,7 @@ def check_titles(doc: Document) -> list[Problem]:
     if isinstance(title, str) and len(title) > MAX_TITLE_LENGTH:
         problems.append(doc.problem(
             ("title",),
-            f"the title is {len(title):,} characters long: at most {MAX_TITLE_LENGTH} "
+            f"the title is {len(title):,} characters long: at most {MAX_TITLE_LENGTH:,} "
             "(put the rest in context or the summary)",
             code="ref.title",
         ))  # fmt: skip

@@ -155,3 +155,57 @@ def test_git_revisions_and_a_shallow_clone(tmp_path, capsys, monkeypatch):
                    check=True, capture_output=True)  # fmt: skip
     status, _, err = run(["diff", "git:HEAD~1", "specs"], capsys, monkeypatch, shallow)
     assert status == 1 and "shallow clone" in err and "fetch-depth: 0" in err
+
+
+# --------------------------------------------------------------------------- inert text
+# A pull request can change what the report quotes: the settings' URLs, the folder and
+# ref names. Nothing it quotes may ping a person or team, link an issue, or add markup.
+
+HOSTILE_PREVIEW = "https://x.test/@org/admins) please merge #1 <img src=x onerror=alert(1)>"
+
+
+def _outside_code(markdown: str) -> str:
+    """The text of ``markdown`` outside its code spans (where GitHub links mentions)."""
+    return re.sub(r"(`+).*?\1", "", markdown)
+
+
+def test_report_quotes_no_mention_no_issue_reference_and_no_markup(tmp_path, capsys, monkeypatch):
+    slower = "time: {median: 1.3 ms, q1: 1.29 ms, q3: 1.31 ms, warmup: 10, repeats: 100}"
+    base, head = _sides(tmp_path, head_time=slower)
+    (tmp_path / "roofgen.toml").write_text(
+        f'[site]\nurl = "https://perf.test/@org/team"\npreview_url = "{HOSTILE_PREVIEW}"\n'
+    )
+    named = tmp_path / "@octocat `#2`"
+    base.rename(named)
+    status, out, _ = run(["diff", named.name, "head"], capsys, monkeypatch, tmp_path)
+    assert status == 0
+    plain = _outside_code(out)
+    assert not re.search(r"[@#][\w-]", plain), plain
+    assert "<img" not in out and "](" not in out.split("Preview of the site:")[1].split("\n")[0]
+    # The folder's name is one code span, fenced by more backticks than it holds (and
+    # padded, as it ends with one).
+    assert out.splitlines()[1].startswith("**roofgen diff** `` @octocat `#2` `` → `head`: ")
+    # The link to the case page still works, its @ percent-encoded.
+    assert "(https://perf.test/%40org/team/cases/pts/index.html)" in out
+
+
+def test_every_table_is_cut_to_fit_a_comment(tmp_path, capsys, monkeypatch):
+    base, head = _sides(tmp_path)
+    case = (base / "case.yaml").read_text()
+    variants = "".join(
+        f"  - id: variant-with-a-long-name-{i:04d}\n    launches:\n      - kernel: low\n"
+        f"        measurement:\n          {TIME}\n"
+        "          flops: {tensor: {fp16: 1.5e9 FLOP}}\n          bytes: {hbm: 1.5 GB}\n"
+        for i in range(1500)
+    )
+    many = case.split("variants:")[0] + "variants:\n" + variants
+    (base / "case.yaml").write_text(many)
+    slower = "time: {median: 1.3 ms, q1: 1.29 ms, q3: 1.31 ms, warmup: 10, repeats: 100}"
+    (head / "case.yaml").write_text(many.replace(TIME, slower))
+    status, out, _ = run(["diff", "base", "head"], capsys, monkeypatch, tmp_path)
+    assert status == 0
+    assert len(out) < COMMENT_LIMIT
+    shown = sum(1 for line in out.splitlines() if line.startswith("| `pts` | `variant-"))
+    omitted = int(re.search(r"(\d+) more variants omitted to fit a comment", out).group(1))
+    assert 0 < shown < 1500 and shown + omitted == 1500
+    assert "1500 regressions" in out.splitlines()[1]

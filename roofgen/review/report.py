@@ -4,12 +4,22 @@ The Markdown works as text alone (a PR comment shows no CI artifact and no
 inline SVG): a verdict line first, a table of changed variants, launch details
 folded in ``<details>``, links to the case pages when the site's URL is known,
 and a hidden marker so a bot can update one comment instead of adding one.
-It stays under GitHub's 65,536-character limit for a comment.
+It stays under GitHub's 65,536-character limit for a comment, whatever the number of
+changes: tables are cut to fit, with a line saying how many rows the JSON report holds
+beyond them.
+
+A pull request can change everything the report quotes (a setting's URL, a ref's name,
+and after it titles and commit subjects), so every quoted text is made inert: table
+cells escape Markdown and HTML, code spans are fenced with more backticks than they
+hold, URLs are percent-encoded, and an ``@name`` or ``#number`` outside code gets a word
+joiner after its sign, so the comment pings no one and links no issue.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
+from urllib.parse import quote
 
 from roofgen.analysis.compare import Speedup
 from roofgen.review.diff import Change, Diff
@@ -40,20 +50,51 @@ def _speedup(s: Speedup | None) -> str:
     return f"{fmt_ratio(s.value)} ({s.low:.2f}-{s.high:.2f})"
 
 
+_MENTION = re.compile(r"([@#])(?=[\w-])")
+_WORD_JOINER = "\u2060"
+
+
+def neutral(text: str) -> str:
+    """``text`` with its mentions (``@team``) and issue references (``#12``) broken by
+    an invisible word joiner: GitHub and GitLab link neither."""
+    return _MENTION.sub(lambda m: m.group(1) + _WORD_JOINER, text)
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+    """``text`` as plain text in a Markdown table cell or line: no markup, no HTML, no
+    mention; one line."""
+    text = " ".join(text.split())
+    for char in "\\`*_[]|~":
+        text = text.replace(char, "\\" + char)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return neutral(text)
+
+
+def _code(text: str) -> str:
+    """``text`` as one inline code span (inert: GitHub neither links nor mentions in
+    code), fenced with one backtick more than the longest run it holds."""
+    text = " ".join(text.split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _url(url: str) -> str:
+    """A URL as a Markdown link target: characters that could end the link or start
+    markup percent-encoded."""
+    return quote(url.strip(), safe=":/?&=%+,;~.-_!$'")
 
 
 def _link(case: str, site_url: str | None) -> str:
     if not site_url:
-        return f"`{case}`"
-    return f"[`{case}`]({site_url.rstrip('/')}/cases/{case}/index.html)"
+        return _code(case)
+    return f"[{_code(case)}]({_url(site_url.rstrip('/'))}/cases/{case}/index.html)"
 
 
 def _row(c: Change, site_url: str | None, kernel: bool) -> str:
-    who = [_link(c.case, site_url), f"`{c.variant}`"]
+    who = [_link(c.case, site_url), _code(c.variant)]
     if kernel:
-        who.append(f"`{c.kernel}`" + (f" #{c.occurrence}" if c.occurrence > 1 else ""))
+        who.append(_code(c.kernel) + (f" (launch {c.occurrence})" if c.occurrence > 1 else ""))
     if c.status != "changed":
         t = fmt_time(c.head_s if c.status == "added" else c.base_s)
         return "| " + " | ".join([*who, c.status, t, "", "", ""]) + " |"
@@ -67,47 +108,64 @@ def _row(c: Change, site_url: str | None, kernel: bool) -> str:
 
 def markdown(d: Diff, base: str, head: str, site_url: str | None = None,
              preview_url: str | None = None) -> str:  # fmt: skip
-    lines = [MARKER, f"**roofgen diff** `{_cell(base)}` → `{_cell(head)}`: {verdict_line(d)}", ""]
+    lines = [MARKER, f"**roofgen diff** {_code(base)} → {_code(head)}: {verdict_line(d)}", ""]
     if preview_url:
-        lines += [f"Preview of the site: {preview_url}", ""]
+        lines += [f"Preview of the site: <{_url(preview_url)}>", ""]
     if d.cases_added or d.cases_removed:
         if d.cases_added:
             lines.append("New cases: " + ", ".join(_link(c, site_url) for c in d.cases_added))
         if d.cases_removed:
-            lines.append("Removed cases: " + ", ".join(f"`{c}`" for c in d.cases_removed))
+            lines.append("Removed cases: " + ", ".join(_code(c) for c in d.cases_removed))
         lines.append("")
     if d.roofs:
-        lines += ["### Roof changes (machines, not kernels)", "",
-                  "| machine | roof | base | head |", "|---|---|---|---|"]  # fmt: skip
-        for r in d.roofs:
-            values = f"{fmt_si(r.base, r.unit)} | {fmt_si(r.head, r.unit)}"
-            lines.append(f"| `{r.machine}` | {r.roof} | {values} |")
-        lines.append("")
+        rows = [f"| {_code(r.machine)} | {_cell(r.roof)} | {fmt_si(r.base, r.unit)} "
+                f"| {fmt_si(r.head, r.unit)} |" for r in d.roofs]  # fmt: skip
+        lines += _table("### Roof changes (machines, not kernels)",
+                        "| machine | roof | base | head |\n|---|---|---|---|",
+                        rows, lines, "roof changes")  # fmt: skip
     if d.variants:
-        lines += ["### Variants", "",
-                  "| case | variant | time | speedup (interval) | verdict | binding | efficiency |",
-                  "|---|---|---|---|---|---|---|"]  # fmt: skip
-        lines += [_row(c, site_url, kernel=False) for c in d.variants]
-        lines.append("")
+        lines += _table("### Variants",
+                        "| case | variant | time | speedup (interval) | verdict | binding "
+                        "| efficiency |\n|---|---|---|---|---|---|---|",
+                        [_row(c, site_url, kernel=False) for c in d.variants], lines,
+                        "variants")  # fmt: skip
     if d.launches:
-        head_text = "\n".join(lines)
-        rows = [_row(c, site_url, kernel=True) for c in d.launches]
-        kept, omitted = _fit(rows, _BUDGET - len(head_text) - 400)
-        lines += [f"<details><summary>Launches ({len(d.launches)} changed)</summary>", "",
-                  "| case | variant | kernel | time | speedup (interval) | verdict | binding "
-                  "| efficiency |", "|---|---|---|---|---|---|---|---|", *kept]  # fmt: skip
-        if omitted:
-            lines.append(
-                f"\n{omitted} more launches omitted to fit a comment: see the JSON report."
-            )
-        lines += ["", "</details>", ""]
+        lines += _table(f"<details><summary>Launches ({len(d.launches)} changed)</summary>",
+                        "| case | variant | kernel | time | speedup (interval) | verdict "
+                        "| binding | efficiency |\n|---|---|---|---|---|---|---|---|",
+                        [_row(c, site_url, kernel=True) for c in d.launches], lines,
+                        "launches", close="</details>")  # fmt: skip
     if not (d.variants or d.roofs or d.cases_added or d.cases_removed):
         lines += ["No kernel or roof changed.", ""]
     lines.append(
         "A speedup counts only when the timing intervals (interquartile range, else the "
         "confidence interval of the median, else min..max) do not overlap."
     )
-    return "\n".join(lines) + "\n"
+    return _capped("\n".join(lines) + "\n")
+
+
+def _table(title: str, header: str, rows: list[str], above: list[str], what: str,
+           close: str | None = None) -> list[str]:  # fmt: skip
+    """A titled table of as many ``rows`` as fit in what the comment has left after
+    ``above``, and a line saying how many were left out."""
+    budget = _BUDGET - sum(len(line) + 1 for line in above) - len(title) - len(header) - 600
+    kept, omitted = _fit(rows, budget)
+    out = [title, "", header, *kept]
+    if omitted:
+        out.append(f"\n{omitted} more {what} omitted to fit a comment: see the JSON report.")
+    out.append("")
+    if close is not None:
+        out += [close, ""]
+    return out
+
+
+def _capped(text: str) -> str:
+    """``text`` cut at a line to :data:`COMMENT_LIMIT` characters with a line saying so:
+    the tables fit already, but long quoted names could still overflow."""
+    if len(text) <= _BUDGET:
+        return text
+    cut = text.rfind("\n", 0, _BUDGET - 200) + 1
+    return text[:cut] + "\n…report cut to fit a comment: see the JSON report.\n"
 
 
 def _fit(rows: list[str], budget: int) -> tuple[list[str], int]:

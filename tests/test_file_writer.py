@@ -1,4 +1,5 @@
-"""roofgen.files.write_file, the one writer of every file roofgen writes.
+"""roofgen.files.write_file, the one writer of every file roofgen writes, and the layout
+an edit keeps (roofgen.spec.roundtrip.keep_layout).
 
 The attacks are data (a folder tree with planted links), the refusals are text, pinned
 word for word. Every attack runs twice: walking folders by descriptor (Linux, macOS)
@@ -16,6 +17,7 @@ import pytest
 
 from roofgen import files
 from roofgen.files import WriteRefused, confinement, write_cache_entry, write_file
+from roofgen.spec.roundtrip import keep_layout, lf_text
 
 VICTIM = b"#!/bin/sh\necho the victim script\n"
 
@@ -280,3 +282,41 @@ def test_a_clone_with_settings_cannot_write_through_its_links(tree, tmp_path):
         f"clone/specs/cases/a.yaml: not written: specs/cases is a symbolic link to "
         f"{(tree / 'private').resolve()}, outside {clone.resolve()}"
     )
+
+
+# --------------------------------------------------------------------------- layout
+
+
+def test_lf_text_reads_every_line_ending_as_yaml_does():
+    assert lf_text(b"\xef\xbb\xbfa: 1\r\nb: 2\rc: 3\n") == "a: 1\nb: 2\nc: 3\n"
+
+
+LAYOUT = [
+    # (the file's bytes, the edit's LF text, the bytes written), computed by hand
+    pytest.param(
+        b"a: 1\r\nb: 2\nc: 3\r\n",
+        "a: 9\nb: 2\nc: 3\nd: 4\n",
+        b"a: 9\r\nb: 2\nc: 3\r\nd: 4\r\n",
+        id="mixed-crlf-dominant",
+    ),
+    pytest.param(
+        b"a: 1\nb: 2\r\nc: 3\n",
+        "a: 1\nb: 2\nnew: 0\nc: 3\n",
+        b"a: 1\nb: 2\r\nnew: 0\nc: 3\n",
+        id="mixed-lf-dominant",
+    ),
+    pytest.param(
+        b"a: 1\nb: 2\r\n", "a: 1\nb: 2\nc: 3\n", b"a: 1\nb: 2\r\nc: 3\n", id="tie-first-wins"
+    ),
+    pytest.param(b"a: 1\rb: 2\r", "a: 1\nb: 3\nc: 4\n", b"a: 1\rb: 3\rc: 4\r", id="cr-only"),
+    pytest.param(b"\xef\xbb\xbfa: 1\r\n", "a: 2\n", b"\xef\xbb\xbfa: 2\r\n", id="bom-kept"),
+    pytest.param(b"a: 1\nb: 2", "a: 1\nb: 3\n", b"a: 1\nb: 3", id="no-final-newline"),
+    pytest.param(b"a: 1", "a: 1\nb: 2\n", b"a: 1\nb: 2\n", id="lines-after-an-unended-one"),
+    pytest.param(b"", "a: 1\n", b"a: 1\n", id="empty"),
+]
+
+
+@pytest.mark.parametrize(("original", "edited", "written"), LAYOUT)
+def test_an_edit_keeps_the_files_layout(original, edited, written):
+    assert keep_layout(original, edited) == written
+    assert lf_text(written).rstrip("\n") == edited.rstrip("\n")

@@ -199,8 +199,7 @@ def from_dicts(
             for i, item in enumerate(items):
                 name = str(item.get("id", i)) if isinstance(item, Mapping) else str(i)
                 target = root / kind / f"{_safe(name)}-{i}.yaml"
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(_yaml_text(_plain(item)), encoding="utf-8")
+                write_file(target, _yaml_text(_plain(item)), root=root)
         result = check([root], display_root=root)
         if result.failed():
             raise SpecError([p for p in result.problems if p.severity is Severity.ERROR])

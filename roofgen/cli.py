@@ -54,6 +54,7 @@ for _verb in VERBS:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI in-process and return the exit status (never raises)."""
+    from roofgen.files import WriteRefused
     from roofgen.problems import SpecError
 
     try:
@@ -64,6 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpecError as exc:
         for p in exc.problems:
             say(p.format(), fg="red")
+        return EXIT_INVALID
+    except WriteRefused as exc:  # a link that leads out of the project, a folder
+        say(str(exc), fg="red")
         return EXIT_INVALID
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)

@@ -51,6 +51,7 @@ INIT_FILES = [
     ".github/workflows/roofgen.yml",
     ".vscode/settings.json",
     ".gitignore",
+    ".gitattributes",
     *[f".roofgen/{kind}.schema.json" for kind in ALL_SCHEMAS],
 ]
 
@@ -110,6 +111,9 @@ def test_init_ci_pre_commit_and_editor_files(tmp_path, capsys):
         "./.roofgen/case.schema.json": "specs/cases/*.yaml",
     }
     assert "site/" in (tmp_path / ".gitignore").read_text("utf-8").splitlines()
+    assert (tmp_path / ".gitattributes").read_text("utf-8") == (
+        "# roofgen: spec files keep LF line endings\n*.yaml text eol=lf\n*.yml text eol=lf\n"
+    )
 
 
 def test_this_repository_offers_the_pre_commit_hook():
@@ -123,6 +127,7 @@ def test_this_repository_offers_the_pre_commit_hook():
 
 def test_init_in_an_existing_repository_adds_to_its_files(tmp_path, capsys, monkeypatch):
     (tmp_path / ".gitignore").write_text("node_modules/\n*.log", encoding="utf-8")
+    (tmp_path / ".gitattributes").write_text("*.png binary\n*.yaml   text  eol=lf\n", "utf-8")
     (tmp_path / ".vscode").mkdir()
     (tmp_path / ".vscode/settings.json").write_text(
         json.dumps({"editor.tabSize": 2, "yaml.schemas": {"./other.json": "conf/*.yaml"}},
@@ -138,6 +143,11 @@ def test_init_in_an_existing_repository_adds_to_its_files(tmp_path, capsys, monk
     ignore = (tmp_path / ".gitignore").read_text("utf-8")
     assert ignore.startswith("node_modules/\n*.log\n")
     assert "site/" in ignore.splitlines() and ".roofgen-cache/" in ignore.splitlines()
+    assert (tmp_path / ".gitattributes").read_text("utf-8") == (  # *.yaml was there already
+        "*.png binary\n*.yaml   text  eol=lf\n\n"
+        "# roofgen: spec files keep LF line endings\n*.yml text eol=lf\n"
+    )
+    assert "updated  .gitattributes: sets *.yml text eol=lf" in err
     settings = json.loads((tmp_path / ".vscode/settings.json").read_text("utf-8"))
     assert settings["editor.tabSize"] == 2
     assert settings["yaml.schemas"]["./other.json"] == "conf/*.yaml"

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from roofgen.files import write_file
 from roofgen.pipeline import CheckResult, check
 from roofgen.spec import schema
 
@@ -67,7 +68,8 @@ def kernel_chart(
 
 
 def write_chart(spec: dict[str, Any], target: Path) -> None:
-    """Write a chart spec as .svg, .png, .html or .json (by the suffix), atomically."""
+    """Write a chart spec as .svg, .png, .html or .json (by the suffix), atomically and
+    inside the project (:func:`roofgen.files.write_file`; raises WriteRefused)."""
     import json
 
     from roofgen.charts import to_html, to_png, to_svg
@@ -81,10 +83,7 @@ def write_chart(spec: dict[str, Any], target: Path) -> None:
         data = to_html(spec).encode("utf-8")
     else:
         data = (json.dumps(spec, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(target)
+    write_file(target, data)
 
 
 def explain_kernel(
@@ -169,7 +168,8 @@ _REEXPORTS = {
     "load_file": "roofgen.spec.yamlload",
     "shipped_rules": "roofgen.pipeline",
     "schema_comment": "roofgen.spec.roundtrip",
-    "write_text": "roofgen.spec.roundtrip",
+    "lf_text": "roofgen.spec.roundtrip",
+    "write_edited": "roofgen.spec.roundtrip",
     "ExplainError": "roofgen.report.explain",
     "parse_selector": "roofgen.report.explain",
     "explanation_json": "roofgen.report.explain_json",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from roofgen.api import CheckResult, check
+from roofgen.files import write_file
 from roofgen.model import Case, Machine
 from roofgen.problems import Problem, Severity, SpecError
 
@@ -198,8 +199,7 @@ def from_dicts(
             for i, item in enumerate(items):
                 name = str(item.get("id", i)) if isinstance(item, Mapping) else str(i)
                 target = root / kind / f"{_safe(name)}-{i}.yaml"
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(_yaml_text(_plain(item)), encoding="utf-8")
+                write_file(target, _yaml_text(_plain(item)), root=root)
         result = check([root], display_root=root)
         if result.failed():
             raise SpecError([p for p in result.problems if p.severity is Severity.ERROR])
@@ -379,7 +379,9 @@ def dump_case(data: Mapping[str, Any], path: PathLike) -> Path:
 
     The mapping is checked against the case schema first (raises
     :class:`roofgen.SpecError`). When ``path`` exists, only changed values are
-    rewritten: its comments, key order, quoting and flow style stay.
+    rewritten: its comments, key order, quoting and flow style stay, and so do its
+    line endings, byte order mark and mode. The file must lie inside the project
+    (:func:`roofgen.files.write_file`; raises :class:`roofgen.files.WriteRefused`).
     """
     from roofgen.spec import schema
     from roofgen.spec.yamlload import load_text
@@ -393,13 +395,14 @@ def dump_case(data: Mapping[str, Any], path: PathLike) -> Path:
         problems = schema.validate(doc, "case")
     if problems:
         raise SpecError(problems)
-    if target.exists():
-        existing = _read_round_trip(target)
-        text = _yaml_text(_merge(existing, copy.deepcopy(data)))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(target)
+    if target.exists():  # an edit: laid out as the file was (line endings, BOM, mode)
+        from roofgen.spec.roundtrip import lf_text, make_yaml, write_edited
+
+        raw = target.read_bytes()
+        existing = make_yaml().load(lf_text(raw))
+        write_edited(target, _yaml_text(_merge(existing, copy.deepcopy(data))), raw)
+    else:
+        write_file(target, text)
     return target
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def chart_cmd(paths: tuple[str, ...], selector: str, output: str, force: bool, s
     if suffix not in CHART_FORMATS:
         say(f"{output}: the suffix chooses the format: one of {', '.join(CHART_FORMATS)}")
         raise Failure(EXIT_USAGE)
-    if Path(output).exists() and not force:
+    if os.path.lexists(output) and not force:
         say(f"{output}: exists; pass --force to overwrite it")
         raise Failure(EXIT_INVALID)
     result = run_check(paths, strict, quiet, verbose)

@@ -101,17 +101,19 @@ def report_problems(problems: list[Any], quiet: bool, verbose: bool, strict: boo
 
 
 def write_output(text: str, output: str, force: bool) -> None:
+    """``text`` to stdout ('-') or to the file ``output`` (through
+    :func:`roofgen.files.write_file`: inside the project, or the folder the user
+    named; raises WriteRefused, which the CLI reports)."""
+    from roofgen.files import write_file
+
     if output == "-":
         click.echo(text, nl=False)
         return
     target = Path(output)
-    if target.exists() and not force:
+    if os.path.lexists(target) and not force:
         say(f"{target}: exists; pass --force to overwrite it")
         raise Failure(EXIT_INVALID)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(target)
+    write_file(target, text)
 
 
 def run_check(paths: tuple[str, ...], strict: bool, quiet: bool, verbose: bool) -> Any:

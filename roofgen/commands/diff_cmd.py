@@ -146,6 +146,8 @@ def _launches(analysis: Any) -> Iterator[tuple[str, str, Any, int]]:
 
 def _charts(d: Any, head_specs: Any, head: Any, base: Any, folder: Path, quiet: bool) -> None:
     """Static SVG hierarchical rooflines of the changed launches, base -> head."""
+    from roofgen.files import write_file
+
     try:
         from roofgen.charts import hierarchical_chart
         from roofgen.charts.inputs import ChartPoint, RooflineInput
@@ -170,7 +172,6 @@ def _charts(d: Any, head_specs: Any, head: Any, base: Any, folder: Path, quiet: 
                         efficiency=r.efficiency, klass=r.klass, binding=r.binding))  # fmt: skip
     if not by_case:
         return
-    folder.mkdir(parents=True, exist_ok=True)
     for case in head.cases:
         points = by_case.get(case.case.id)
         if not points:
@@ -179,6 +180,6 @@ def _charts(d: Any, head_specs: Any, head: Any, base: Any, folder: Path, quiet: 
         inp = RooflineInput(title=f"{case.case.title}: base -> head", roofs=machine_roofs(machine),
                             points=tuple(points), variant_order=("base", "head"))  # fmt: skip
         target = folder / f"{case.case.id}.svg"
-        target.write_text(to_svg(hierarchical_chart(inp)), encoding="utf-8")
+        write_file(target, to_svg(hierarchical_chart(inp)))
         if not quiet:
             say(f"wrote {target}")

@@ -218,11 +218,11 @@ def _other_machines() -> dict[str, dict[str, Any]]:
 def _finish_ncu(
     result: Any, machine: Any, output: str | None, into: str | None, force: bool, quiet: bool
 ) -> None:
-    from roofgen.api import write_text
+    from roofgen.api import write_edited
     from roofgen.importers import ncu
 
     if into is not None:
-        write_text(result.text.replace("\n", result.newline), Path(into))
+        write_edited(Path(into), result.text)
         where = shown(Path(into))
     else:
         write_output(result.text, str(output), force)

@@ -25,10 +25,11 @@ from roofgen.commands.common import (
 def init_cmd(folder: str, machine_id: str, force: bool, strict: bool, quiet: bool,
              verbose: bool) -> None:  # fmt: skip
     """Write roofgen.toml, specs/ with an example case, a pre-commit hook, a CI
-    workflow, the schemas for editors (.roofgen/, .vscode/settings.json) and
-    .gitignore entries into DIR (default: here).
+    workflow, the schemas for editors (.roofgen/, .vscode/settings.json),
+    .gitignore entries and .gitattributes lines (spec files stay LF) into DIR
+    (default: here).
 
-    Existing files are never overwritten without --force; .gitignore,
+    Existing files are never overwritten without --force; .gitignore, .gitattributes,
     .vscode/settings.json and .pre-commit-config.yaml get roofgen's entries added.
     """
     from roofgen.machines.lookup import find_machine

@@ -270,7 +270,7 @@ def vendor_cmd(
     if lines and lines[0].startswith("# yaml-language-server:"):
         lines[0] = schema_comment(target, "machine") + "\n"
     lines.insert(1 if lines else 0, note)
-    write_output("".join(lines), str(target), force)
+    write_output("".join(lines), output or shown(target), force)
     if not quiet:
         say(
             f"wrote {shown(target)} ({entry.id} version {entry.version}); the specs' copy now "

@@ -52,12 +52,19 @@ def migrate_cmd(
 
 def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> str:
     """Migrate one file: 'current', 'pending' (needs, or got, a migration) or 'failed'."""
-    from roofgen.api import CURRENT, MigrationError, migrate_text, read_version, write_text
+    from roofgen.api import (
+        CURRENT,
+        MigrationError,
+        lf_text,
+        migrate_text,
+        read_version,
+        write_edited,
+    )
+    from roofgen.files import WriteRefused
 
     raw = path.read_bytes()
-    newline = "\r\n" if b"\r\n" in raw else "\n"
     try:
-        text = raw.decode("utf-8-sig").replace("\r\n", "\n")
+        text = lf_text(raw)
     except UnicodeDecodeError:
         say(f"{shown(path)}: not UTF-8 text; nothing done", fg="red")
         return "failed"
@@ -74,7 +81,11 @@ def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> s
         say(f"{shown(path)}: format version {result.before}; `roofgen migrate` moves it "
             f"to version {result.after}", fg="yellow")  # fmt: skip
         return "pending"
-    write_text(result.text.replace("\n", newline), path)
+    try:
+        write_edited(path, result.text, raw)
+    except WriteRefused as exc:
+        say(str(exc), fg="red")
+        return "failed"
     if not quiet:
         say(f"migrated {shown(path)}: version {result.before} -> {result.after}", fg="green")
         for note in result.notes:

@@ -92,7 +92,7 @@ def case_cmd(case_id: str, machine_id: str, from_ncu: tuple[str, ...], kernel: s
     else:
         kind = operator or _guess(kernel, case_id, quiet)
         text = _template(machine, target, case_id, kernel or case_id, kind, variant, title)
-    write_output(text, output or str(target), force)
+    write_output(text, output or shown(target), force)
     if quiet or output == "-":
         return
     say(f"wrote {shown(target)}: case {case_id} on {machine.id}", fg="green")

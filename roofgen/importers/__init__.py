@@ -34,7 +34,6 @@ class Imported:
     text: str
     warnings: list[str]
     kernels: list[str] = field(default_factory=list)
-    newline: str = "\n"  # of an edited file (``--into``), kept as the file had it
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,14 @@ from roofgen.importers.ncu_csv import Profile, read_profiles
 from roofgen.importers.ncu_metrics import MachineView
 from roofgen.machines.lookup import FoundMachine
 from roofgen.spec.library import pin_text
-from roofgen.spec.roundtrip import dump, load_round_trip, make_yaml, only_added, schema_comment
+from roofgen.spec.roundtrip import (
+    dump,
+    lf_text,
+    load_round_trip,
+    make_yaml,
+    only_added,
+    schema_comment,
+)
 
 REPORT_SUFFIXES = (".ncu-rep", ".ncu-repz")
 
@@ -114,8 +121,7 @@ def into_case(
     other_machines: dict[str, dict[str, Any]] | None = None,
 ) -> Imported:
     raw = case_path.read_bytes()
-    newline = "\r\n" if b"\r\n" in raw else "\n"
-    before = raw.decode("utf-8-sig").replace("\r\n", "\n")
+    before = lf_text(raw)
     yaml, data = load_round_trip(before)
     if not isinstance(data, dict) or data.get("kind") != "case":
         raise ImportFailure(f"{case_path}: not a case file (kind: case)")
@@ -150,7 +156,7 @@ def into_case(
             "write it to a new file with -o"
         )
     _validate(after, machine, before, other_machines or {})
-    return Imported(after, _profile_warnings(profile) + built.warnings, _kernel_ids(built), newline)
+    return Imported(after, _profile_warnings(profile) + built.warnings, _kernel_ids(built))
 
 
 def _taken_as(groups: list[Any], kernels: list[Any]) -> list[str]:

@@ -19,6 +19,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from roofgen.files import write_file
 from roofgen.spec.load import SPEC_SUFFIXES
 from roofgen.spec.yamlload import MAX_FILE_BYTES
 
@@ -167,9 +168,7 @@ def export(top: Path, commit: str, folders: list[str], dest: Path) -> list[Path]
                 f"{MAX_REVISION_BYTES // (1024 * 1024)} MiB from a revision"
             )
         for entry, data in zip(entries, _read(top, entries), strict=True):
-            target = dest / entry.path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            write_file(dest / entry.path, data, root=dest)
         (dest / folder).mkdir(parents=True, exist_ok=True)
         found.append(dest / folder)
     return found

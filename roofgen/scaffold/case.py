@@ -461,6 +461,7 @@ def checked_case(t: CaseTemplate, target: Path, machine_file: Path | None) -> tu
     roofgen's library one."""
     import tempfile
 
+    from roofgen.files import write_file
     from roofgen.pipeline import check
 
     text = case_template(t, target)
@@ -468,7 +469,7 @@ def checked_case(t: CaseTemplate, target: Path, machine_file: Path | None) -> tu
         folder = Path(tmp)
         spec = folder / f"{t.case_id}.yaml"
         paths = [spec, *([machine_file] if machine_file is not None else [])]
-        spec.write_text(text, encoding="utf-8")
+        write_file(spec, text, root=folder)
         result = check(paths, display_root=folder)
         problems = [
             p

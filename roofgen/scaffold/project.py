@@ -2,10 +2,12 @@
 
 Settings (roofgen.toml), a specs folder with an example case pinned to a library
 machine, a pre-commit hook, a CI workflow, the schemas for editors and the
-editor's mapping of them onto the spec files, and .gitignore entries. A file that
-exists is never overwritten without ``force``; files that can take an addition
-(.gitignore, .vscode/settings.json, .pre-commit-config.yaml) get it instead, and
-only when what they say does not already cover it.
+editor's mapping of them onto the spec files, .gitignore entries and .gitattributes
+lines that keep spec files LF. A file that exists is never overwritten without
+``force``; files that can take an addition (.gitignore, .gitattributes,
+.vscode/settings.json, .pre-commit-config.yaml) get it instead, and only when what
+they say does not already cover it. Every file is written inside the project folder
+(:func:`roofgen.files.write_file`: a link that leads out of it is refused).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofgen.files import write_file
 from roofgen.spec.quantity import parse_quantity
 from roofgen.spec.yamltext import scalar
 from roofgen.units import fmt_time
@@ -66,18 +69,16 @@ def init_project(plan: InitPlan) -> list[Action]:
     _schemas(plan)
     _vscode(plan)
     _gitignore(plan)
+    _gitattributes(plan)
     return plan.actions
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-    tmp.replace(path)
+def _write(plan: InitPlan, path: Path, text: str) -> None:
+    """Write under the project folder; a link that leads out of it is refused."""
+    write_file(path, text, root=plan.root)
 
 
 def _file(plan: InitPlan, relative: str, text: Callable[[], str]) -> None:
@@ -88,12 +89,12 @@ def _file(plan: InitPlan, relative: str, text: Callable[[], str]) -> None:
         if path.is_file() and path.read_text(encoding="utf-8", errors="replace") == new:
             plan.actions.append(Action(relative, UNCHANGED))
         elif plan.force and path.is_file():
-            _write(path, new)
+            _write(plan, path, new)
             plan.actions.append(Action(relative, OVERWRITTEN))
         else:
             plan.actions.append(Action(relative, SKIPPED, "exists; --force overwrites it"))
         return
-    _write(path, text())
+    _write(plan, path, text())
     plan.actions.append(Action(relative, CREATED))
 
 
@@ -333,7 +334,7 @@ def _pre_commit(plan: InitPlan) -> None:
     relative = ".pre-commit-config.yaml"
     path = plan.root / relative
     if not path.exists():
-        _write(path, PRE_COMMIT)
+        _write(plan, path, PRE_COMMIT)
         plan.actions.append(Action(relative, CREATED))
         return
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -350,7 +351,7 @@ def _pre_commit(plan: InitPlan) -> None:
             )  # fmt: skip
         )
         return
-    _write(path, merged)
+    _write(plan, path, merged)
     plan.actions.append(Action(relative, UPDATED, f"added the local {HOOK_ID} hook"))
 
 
@@ -400,7 +401,7 @@ def _vscode(plan: InitPlan) -> None:
     path = plan.root / relative
     wanted = vscode_schemas(plan)
     if not path.exists():
-        _write(path, json.dumps({"yaml.schemas": wanted}, indent=4) + "\n")
+        _write(plan, path, json.dumps({"yaml.schemas": wanted}, indent=4) + "\n")
         plan.actions.append(Action(relative, CREATED))
         return
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -436,7 +437,7 @@ def _vscode(plan: InitPlan) -> None:
         plan.actions.append(Action(relative, UNCHANGED))
         return
     indent = _json_indent(text)
-    _write(path, json.dumps(settings, indent=indent, ensure_ascii=False) + "\n")
+    _write(plan, path, json.dumps(settings, indent=indent, ensure_ascii=False) + "\n")
     plan.actions.append(Action(relative, UPDATED, "added the spec schemas to yaml.schemas"))
 
 
@@ -446,22 +447,36 @@ def _json_indent(text: str) -> int:
 
 
 GITIGNORE_ENTRIES = ("site/", ".roofgen-cache/")
+#: Spec files keep LF endings in every checkout (Git for Windows would give CRLF).
+GITATTRIBUTES_ENTRIES = ("*.yaml text eol=lf", "*.yml text eol=lf")
 
 
 def _gitignore(plan: InitPlan) -> None:
-    relative = ".gitignore"
-    path = plan.root / relative
     entries = [f"{plan.output}/", ".roofgen-cache/"]
+    heading = "# roofgen: the built site and the chart cache"
+    _add_lines(plan, ".gitignore", entries, heading, "ignores ", lambda line: line.strip("/"))
+
+
+def _gitattributes(plan: InitPlan) -> None:
+    heading = "# roofgen: spec files keep LF line endings"
+    _add_lines(plan, ".gitattributes", list(GITATTRIBUTES_ENTRIES), heading, "sets ", str)
+
+
+def _add_lines(
+    plan: InitPlan, relative: str, entries: list[str], heading: str, verb: str,
+    key: Callable[[str], str],
+) -> None:  # fmt: skip
+    """Append the ``entries`` a line-per-entry file lacks (compared by ``key`` of the
+    line, its spaces normalised) under ``heading``; the lines already there stay."""
+    path = plan.root / relative
     text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-    have = {line.strip().strip("/") for line in text.splitlines()}
-    missing = [e for e in entries if e.strip("/") not in have]
+    have = {key(" ".join(line.split())) for line in text.splitlines()}
+    missing = [e for e in entries if key(e) not in have]
     if not missing:
         plan.actions.append(Action(relative, UNCHANGED))
         return
-    block = "# roofgen: the built site and the chart cache\n" + "".join(f"{e}\n" for e in missing)
+    block = heading + "\n" + "".join(f"{e}\n" for e in missing)
     if text and not text.endswith("\n"):
         text += "\n"
-    _write(path, text + ("\n" if text else "") + block)
-    plan.actions.append(
-        Action(relative, UPDATED if text else CREATED, "ignores " + ", ".join(missing))
-    )
+    _write(plan, path, text + ("\n" if text else "") + block)
+    plan.actions.append(Action(relative, UPDATED if text else CREATED, verb + ", ".join(missing)))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from roofgen.config import Settings
 from roofgen.datafiles import data_dir
+from roofgen.files import write_file
 from roofgen.problems import Problem, Severity
 from roofgen.site.charts import Chart, ChartStats, ChartStore
 from roofgen.site.context import SiteContext, build_context
@@ -172,7 +173,8 @@ def build_site(
             else:
                 with clock("write"):
                     config = stage / "mkdocs.yml"
-                    config.write_text(
+                    write_file(
+                        config,
                         render_mkdocs_yml(
                             ctx,
                             site,
@@ -182,7 +184,7 @@ def build_site(
                             polyfills=polyfills,
                             logo=extras.logo,
                         ),
-                        encoding="utf-8",
+                        root=stage,
                     )
                 tell("building HTML with MkDocs", 0, 0)
                 tree = stage / "site"
@@ -196,7 +198,7 @@ def build_site(
                     return result
                 with clock("write"):
                     _offline_search_index(tree)
-            (tree / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
+            write_file(tree / MARKER, MARKER_TEXT, root=tree)
             with clock("swap"):
                 swap(tree, output)
     except OSError as exc:
@@ -262,9 +264,9 @@ def _chart_blocks(ctx: SiteContext, charts: dict[str, Chart]) -> dict[str, Rende
 # --------------------------------------------------------------------------- files
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8", newline="\n")
+def _write(root: Path, relative: str, text: str) -> None:
+    """A file of the staging folder, never through a link out of ``root``."""
+    write_file(root / relative, text, root=root)
 
 
 def _write_docs(
@@ -278,16 +280,16 @@ def _write_docs(
     from roofgen.site.assets import write_iframe_worker, write_vega_bundle
 
     for path, text in pages.items():
-        _write(docs / path, text)
+        _write(docs, path, text)
     (docs / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
     for digest, svg in svgs.items():
         svg_file = docs / CHARTS_DIR / f"{digest}.svg"
         if isinstance(svg, Path):
             shutil.copyfile(svg, svg_file)
         else:
-            _write(svg_file, svg)
+            _write(docs, f"{CHARTS_DIR}/{digest}.svg", svg)
     for asset, name in OWN_ASSETS.items():
-        _write(docs / asset, (data_dir("templates") / "assets" / name).read_text("utf-8"))
+        _write(docs, asset, (data_dir("templates") / "assets" / name).read_text("utf-8"))
     for extra, src in extras.files.items():
         (docs / extra).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, docs / extra)
@@ -301,4 +303,4 @@ def _offline_search_index(site: Path) -> None:
     index = site / "search" / "search_index.json"
     if index.is_file():
         text = index.read_text(encoding="utf-8")
-        _write(site / "search" / "search_index.js", f"var __index = {text}")
+        _write(site, "search/search_index.js", f"var __index = {text}")

@@ -24,6 +24,7 @@ __all__ = [
     "expr",
     "layer_chart",
     "mark",
+    "title",
     "top_level",
     "unit",
     "vconcat_chart",
@@ -111,5 +112,6 @@ def vconcat_chart(panels: list[Spec], *, resolve: dict[str, str], title: Spec) -
 def top_level(body: Spec, config: Spec) -> Spec:
     """``body`` (a layer or concatenated chart) as a whole spec: its ``config`` first
     (after the default view size Altair's theme wrote), then ``$schema``."""
-    view = {"continuousWidth": 300, "continuousHeight": 300, **config.pop("view", {})}
-    return {"config": {"view": view, **_sorted(config)}, **body, "$schema": SCHEMA_URL}
+    view = {"continuousWidth": 300, "continuousHeight": 300, **config.get("view", {})}
+    rest = _sorted({key: value for key, value in config.items() if key != "view"})
+    return {"config": {"view": view, **rest}, **body, "$schema": SCHEMA_URL}

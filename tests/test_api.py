@@ -305,6 +305,39 @@ def test_chart_is_altair_and_displays_offline(
         ws.chart("a/b/c/d")
 
 
+def test_chart_wraps_roofgens_spec_unvalidated_and_composes(
+    ws: roofgen.Workspace, monkeypatch
+) -> None:
+    """A notebook chart is roofgen's spec wrapped as it is: no schema lookup to build and
+    show it (Altair's from_dict made some 900, half a second a chart), the same to_dict(),
+    and it still layers and changes like any Altair chart."""
+    import altair as alt
+    from altair.utils import schemapi
+
+    from roofgen.api import kernel_chart, workspace
+    from roofgen.charts.kinds import build_chart
+    from roofgen.charts.roofline_inputs import RuntimeInput, RuntimePoint
+
+    point = RuntimePoint("case", "eager", 200, 641e-6, 608e-6, "stream", True)
+    panels = build_chart(RuntimeInput("Runtime", "", (("stream", 3e-6),), None, (point,)))
+    lookups: list[object] = []
+    monkeypatch.setattr(schemapi, "validate_jsonschema", lambda *a, **k: lookups.append(a))
+    monkeypatch.setattr(workspace, "chart_html", lambda spec, cache_dir=None: json.dumps(spec))
+    chart = ws.chart("vector-add/add")
+    shown = json.loads(chart._repr_html_())
+    assert json.loads(chart._repr_mimebundle_()["text/html"]) == shown
+    other = workspace.altair_chart(panels)
+    # Only the selections, which Altair checks as it lifts them out of any chart's layers.
+    assert {str(a[1]) for a in lookups} == {"{'$ref': '#/definitions/TopLevelSelectionParameter'}"}
+    monkeypatch.undo()
+    assert shown == chart.to_dict() == kernel_chart(ws.check_result, "vector-add", "add")
+    assert isinstance(chart, alt.LayerChart) and isinstance(chart.layer[0], alt.UnitSpec)
+    assert other.to_dict() == panels
+    dot = alt.Chart(alt.Data(values=[{"x": 1, "y": 1e12}])).mark_point().encode(x="x:Q", y="y:Q")
+    assert len((chart + dot).to_dict()["layer"]) == len(chart.layer) + 1  # validated
+    assert chart.properties(width=300).to_dict()["width"] == 300
+
+
 def test_write_case_changes_exactly_one_line(tmp_path: Path) -> None:
     copy = tmp_path / "vector-add.yaml"
     shutil.copyfile(VECTOR_ADD, copy)

@@ -279,15 +279,16 @@ def _digest(spec: Mapping[str, Any]) -> str:
 
 class RooflineChart:
     """Mixin for Altair's top-level charts: displays with the Vega bundle inlined
-    (no CDN, no global renderer)."""
+    (no CDN, no global renderer). The spec shown is not validated again: roofgen's tests
+    validate its charts, and Altair checks a property as it is set."""
 
     _roofgen_cache_dir: Path | None = None
 
     def _repr_html_(self) -> str:
-        return chart_html(self.to_dict(), cache_dir=self._roofgen_cache_dir)  # type: ignore[attr-defined]
+        return chart_html(self.to_dict(validate=False), cache_dir=self._roofgen_cache_dir)  # type: ignore[attr-defined]
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        spec = self.to_dict()  # type: ignore[attr-defined]
+        spec = self.to_dict(validate=False)  # type: ignore[attr-defined]
         return {
             "text/html": chart_html(spec, cache_dir=self._roofgen_cache_dir),
             "text/plain": f"<roofgen chart: {_title(spec)}>",
@@ -300,24 +301,76 @@ def _title(spec: Mapping[str, Any]) -> str:
 
 
 _CLASSES: dict[str, Any] = {}
+#: Altair's classes of a spec by its top-level key: the chart, and the schema it follows.
+_KINDS = {
+    "layer": ("LayerChart", "TopLevelLayerSpec"),
+    "vconcat": ("VConcatChart", "TopLevelVConcatSpec"),
+    "hconcat": ("HConcatChart", "TopLevelHConcatSpec"),
+    "concat": ("ConcatChart", "TopLevelConcatSpec"),
+}
 
 
 def altair_chart(spec: Mapping[str, Any], *, cache_dir: Path | None = None) -> Any:
     """``spec`` as an Altair object (LayerChart, ConcatChart... or Chart) that
-    displays inline through :class:`RooflineChart`."""
+    displays inline through :class:`RooflineChart`.
+
+    A spec as roofgen writes them (layers, or panels of layers) is wrapped as it is,
+    unvalidated: its views, their encodings and its selections become Altair objects,
+    so that the chart layers and changes as one Altair built from the dict; its marks,
+    channels, scales and data stay Vega-Lite dicts, which Altair takes anywhere.
+    Altair's ``from_dict`` would resolve every part against the schema (some 900
+    validations, half a second a chart) for the same ``to_dict()``; any other spec
+    still goes through it, unvalidated."""
     import altair as alt
 
-    base = next(
-        (cls for key, cls in (("layer", alt.LayerChart), ("vconcat", alt.VConcatChart),
-                              ("hconcat", alt.HConcatChart), ("concat", alt.ConcatChart))
-         if key in spec),
-        alt.Chart,
-    )  # fmt: skip
+    kind = next((key for key in _KINDS if key in spec), None)
+    base = getattr(alt, _KINDS[kind][0]) if kind is not None else alt.Chart
     cls: Any = _CLASSES.get(base.__name__)
     if cls is None:
         cls = _CLASSES[base.__name__] = type(f"Roofgen{base.__name__}", (RooflineChart, base), {})
-    obj = cls.from_dict(dict(spec), validate=False)
+    if kind is not None and _layered(spec[kind] if kind != "layer" else [spec]):
+        obj = _wrap(alt, cls, getattr(alt, _KINDS[kind][1]), spec, kind)
+    else:
+        obj = cls.from_dict(dict(spec), validate=False)
     obj.__dict__["_roofgen_cache_dir"] = cache_dir  # not a chart property
+    return obj
+
+
+def _layered(views: Any) -> bool:
+    """Whether every view is layers of single views (as roofgen's charts are)."""
+    return isinstance(views, list) and all(
+        isinstance(view, Mapping)
+        and isinstance(view.get("layer"), list)
+        and all(isinstance(u, Mapping) and "mark" in u and "layer" not in u for u in view["layer"])
+        for view in views
+    )
+
+
+def _wrap(alt: Any, cls: Any, schema: Any, spec: Mapping[str, Any], kind: str) -> Any:
+    """``spec`` as an instance of ``cls`` (following ``schema``), its views and
+    selections Altair objects."""
+    from altair.utils.schemapi import debug_mode
+
+    def unit(view: Mapping[str, Any]) -> Any:
+        if "encoding" in view:
+            view = {**view, "encoding": alt.Encoding(**view["encoding"])}
+        return alt.UnitSpec(**view)
+
+    def layered(view: Mapping[str, Any]) -> dict[str, Any]:
+        return {**view, "layer": [unit(u) for u in view["layer"]]}
+
+    with debug_mode(False):  # nothing is validated as it is built
+        if kind == "layer":
+            kwds = layered(spec)
+        else:
+            kwds = {**spec, kind: [alt.LayerSpec(**layered(view)) for view in spec[kind]]}
+        if "params" in kwds:
+            kwds["params"] = [
+                alt.TopLevelSelectionParameter(**p) if "select" in p else alt.VariableParameter(**p)
+                for p in kwds["params"]
+            ]
+        obj = cls.__new__(cls)
+        schema.__init__(obj, **kwds)
     return obj
 
 

@@ -1,4 +1,4 @@
-"""Roofline charts: Vega-Lite specs built with Altair, rendered offline with vl-convert.
+"""Roofline charts: Vega-Lite specs written as plain dicts, rendered offline with vl-convert.
 
 The charts read only :mod:`roofgen.charts.inputs`; an adapter turns analysis results into
 those dataclasses.

@@ -1,10 +1,10 @@
 """Helpers shared by the roofline charts.
 
-Every chart is built from explicit Altair objects over named data; the rows are attached
-to the dict after ``to_dict(validate=False)``, and nothing is validated here (the tests
-validate one spec of each kind against the Vega-Lite schema). Axis labels are written by
-Vega label expressions that need no scale lookup, so they also work inside concatenated
-views (whose scales are renamed).
+Every chart is a plain Vega-Lite dict (:mod:`roofgen.charts.vl`) whose layers read named
+datasets; the rows are attached as ``datasets``, and nothing is validated here (the tests
+validate every chart of the example site against the Vega-Lite schema). Axis labels are
+written by Vega label expressions that need no scale lookup, so they also work inside
+concatenated views (whose scales are renamed).
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import altair as alt
-
+from roofgen.charts.vl import Spec, channel, mark, top_level, unit
 from roofgen.units import SI_PREFIXES, TIME_PREFIXES
 
 __all__ = [
@@ -24,13 +23,17 @@ __all__ = [
     "config",
     "decade_label",
     "diagonal_angle",
+    "diagonal_label",
     "finish",
     "js_string",
     "legend_names",
     "log_axis",
     "log_domain",
     "log_samples",
-    "named",
+    "nominal",
+    "quantitative",
+    "roof_rule",
+    "segment_end",
     "tooltip",
 ]
 
@@ -57,11 +60,6 @@ def js_string(text: str) -> str:
     breaks, U+2028, control characters as \\uXXXX) and an escaped quote, so no name
     can end the string early or break the expression."""
     return json.dumps(text)[1:-1].replace("'", "\\'")
-
-
-def named(name: str) -> alt.Chart:
-    """A chart over the named dataset ``name`` (rows attached after ``to_dict``)."""
-    return alt.Chart(alt.NamedData(name=name))
 
 
 def log_domain(
@@ -109,16 +107,15 @@ def decade_label(unit: str, si: bool = True) -> str:
 
 
 def log_axis(
-    channel: str, field: str, title: str, domain: tuple[float, float], unit: str, si: bool = True
-) -> Any:
+    field: str, title: str, domain: tuple[float, float], unit: str, si: bool = True
+) -> Spec:
     """A log-scale x or y encoding with decade labels in ``unit``."""
-    cls = alt.X if channel == "x" else alt.Y
-    return cls(
-        field=field,
-        type="quantitative",
+    return channel(
+        field,
+        "quantitative",
         title=title,
-        scale=alt.Scale(type="log", domain=list(domain), nice=False),
-        axis=alt.Axis(labelExpr=decade_label(unit, si), labelOverlap="greedy"),
+        scale={"domain": list(domain), "nice": False, "type": "log"},
+        axis={"labelExpr": decade_label(unit, si), "labelOverlap": "greedy"},
     )
 
 
@@ -132,61 +129,73 @@ def diagonal_angle(
     return 360.0 - math.degrees(math.atan2(y_px, x_px))
 
 
-def legend_names(ids: Sequence[str], names: Sequence[str]) -> alt.Legend:
+def legend_names(ids: Sequence[str], names: Sequence[str]) -> Spec:
     """A legend that shows ``names`` for the field values ``ids``."""
     parts = [f"datum.value === '{i}' ? '{js_string(n)}'" for i, n in zip(ids, names, strict=True)]
-    return alt.Legend(labelExpr=" : ".join([*parts, "datum.label"]))
+    return {"labelExpr": " : ".join([*parts, "datum.label"])}
 
 
-def tooltip(fields: Sequence[tuple[str, str]]) -> list[alt.Tooltip]:
-    return [alt.Tooltip(field=f, type="nominal", title=t) for f, t in fields]
+def tooltip(fields: Sequence[tuple[str, str]]) -> list[Spec]:
+    return [{"field": f, "title": t, "type": "nominal"} for f, t in fields]
 
 
-def config() -> alt.Config:
-    return alt.Config(
-        font=FONT,
-        axis=alt.AxisConfig(gridColor="#e6e6e6", titleFontWeight="normal"),
-        legend=alt.LegendConfig(orient="bottom"),
-        view=alt.ViewConfig(stroke="#cccccc"),
-    )
+def nominal(field: str) -> Spec:
+    """A nominal field channel: a text, a description."""
+    return {"field": field, "type": "nominal"}
+
+
+def quantitative(field: str) -> Spec:
+    """A quantitative x or y that uses the shared scale."""
+    return {"field": field, "type": "quantitative"}
+
+
+def segment_end() -> dict[str, Spec]:
+    """The x2 and y2 channels of a segment from (x, y) to (x2, y2)."""
+    return {"x2": {"field": "x2"}, "y2": {"field": "y2"}}
+
+
+def config() -> Spec:
+    return {
+        "view": {"stroke": "#cccccc"},
+        "axis": {"gridColor": "#e6e6e6", "titleFontWeight": "normal"},
+        "font": FONT,
+        "legend": {"orient": "bottom"},
+    }
 
 
 def finish(
-    chart: alt.TopLevelMixin,
+    body: Spec,
     kind: str,
     title: str,
     description: str,
     datasets: dict[str, list[dict[str, Any]]],
     **meta: Any,
-) -> dict[str, Any]:
-    """The plain Vega-Lite dict of ``chart`` with its data rows and roofgen's metadata."""
-    spec: dict[str, Any] = chart.to_dict(validate=False)
+) -> Spec:
+    """The whole spec of the chart ``body``: the charts' config, the data rows and
+    roofgen's metadata."""
+    spec = top_level(body, config())
     spec["description"] = description
     spec["usermeta"] = {"chart": kind, "title": title, **meta}
     spec["datasets"] = datasets
     return spec
 
 
-def roof_rule(name: str, colour: str, title: str) -> alt.Chart:
+def roof_rule(name: str, colour: str, title: str) -> Spec:
     """A roof drawn as the segment (x, y) to (x2, y2) of the rows of data ``name``,
     described and tooltipped by their ``text``."""
-    return (
-        named(name)
-        .mark_rule(clip=True, strokeWidth=2, color=colour)
-        .encode(
-            x2=alt.X2(field="x2"),
-            y2=alt.Y2(field="y2"),
-            description=alt.Description(field="text", type="nominal"),
-            tooltip=tooltip([("text", title)]),
-        )
+    return unit(
+        name,
+        mark("rule", clip=True, strokeWidth=2, color=colour),
+        {**segment_end(), "description": nominal("text"), "tooltip": tooltip([("text", title)])},
     )
 
 
-def diagonal_label(name: str, colour: str, angle: float, **text: Any) -> alt.Chart:
+def diagonal_label(name: str, colour: str, angle: float, **text: Any) -> Spec:
     """The ``text`` of data ``name`` at (lx, ly), turned along a diagonal roof."""
-    return (
-        named(name)
-        .mark_text(
+    return unit(
+        name,
+        mark(
+            "text",
             angle=angle,
             clip=True,
             fontSize=10,
@@ -195,10 +204,6 @@ def diagonal_label(name: str, colour: str, angle: float, **text: Any) -> alt.Cha
             color=colour,
             aria=False,
             **text,
-        )
-        .encode(
-            x=alt.X(field="lx", type="quantitative"),
-            y=alt.Y(field="ly", type="quantitative"),
-            text=alt.Text(field="text", type="nominal"),
-        )
+        ),
+        {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")},
     )

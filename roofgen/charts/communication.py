@@ -14,24 +14,23 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import altair as alt
-from altair.utils.schemapi import debug_mode
-
 from roofgen.charts.common import (
     OKABE_ITO,
-    config,
     diagonal_angle,
     finish,
     legend_names,
     log_axis,
     log_domain,
     log_samples,
-    named,
+    nominal,
+    quantitative,
     roof_rule,
+    segment_end,
     tooltip,
 )
 from roofgen.charts.inputs import ChartKind
 from roofgen.charts.roofline_inputs import CommunicationInput, LinkRoof
+from roofgen.charts.vl import Spec, channel, layer_chart, mark, title, unit, vconcat_chart
 from roofgen.units import fmt_si, fmt_time
 
 CHART_KIND = "roofgen.communication-roofline"
@@ -48,23 +47,23 @@ def communication_chart(
     inp: CommunicationInput, *, width: int = 400, height: int = 380
 ) -> dict[str, Any]:
     """Vega-Lite spec (a plain dict) of the communication roofline of ``inp``."""
-    with debug_mode(False):
-        return _chart(inp, width, height)
+    return _chart(inp, width, height)
 
 
-def _colour(links: list[str], names: list[str]) -> alt.Color:
-    return alt.Color(
-        field="link",
-        type="nominal",
+def _colour(links: list[str], names: list[str]) -> Spec:
+    """Colour by link, the legend naming them."""
+    return channel(
+        "link",
+        "nominal",
         title="Link",
-        scale=alt.Scale(domain=links, range=list(OKABE_ITO[1 : len(links) + 1])),
+        scale={"domain": list(links), "range": list(OKABE_ITO[1 : len(links) + 1])},
         legend=legend_names(links, names),
     )
 
 
 def _left(
-    inp: CommunicationInput, colour: alt.Color, width: int, height: int
-) -> tuple[alt.LayerChart, dict[str, list[dict[str, Any]]]]:
+    inp: CommunicationInput, links: list[str], names: list[str], width: int, height: int
+) -> tuple[Spec, dict[str, list[dict[str, Any]]]]:
     points: list[dict[str, Any]] = [
         {
             "x": p.flop_per_byte,
@@ -113,74 +112,81 @@ def _left(
                 "text": f"{inp.compute_label} {fmt_si(peak, 'FLOP/s', zeros=True)}",
             }
         )
-    layers: list[alt.Chart] = [
-        named("link-roofs")
-        .mark_rule(clip=True, strokeWidth=2)
-        .encode(
-            x2=alt.X2(field="x2"),
-            y2=alt.Y2(field="y2"),
-            color=colour,
-            description=alt.Description(field="text", type="nominal"),
-            tooltip=tooltip([("text", "Link roof")]),
+    layers = [
+        unit(
+            "link-roofs",
+            mark("rule", clip=True, strokeWidth=2),
+            {
+                **segment_end(),
+                "color": _colour(links, names),
+                "description": nominal("text"),
+                "tooltip": tooltip([("text", "Link roof")]),
+            },
         ),
-        named("link-roofs")
-        .mark_text(
-            angle=diagonal_angle(xdom, ydom, width, height),
-            clip=True,
-            fontSize=10,
-            baseline="bottom",
-            dy=-3,
-            aria=False,
-        )
-        .encode(
-            x=alt.X(field="lx", type="quantitative"),
-            y=alt.Y(field="ly", type="quantitative"),
-            text=alt.Text(field="text", type="nominal"),
-            color=colour,
+        unit(
+            "link-roofs",
+            mark(
+                "text",
+                angle=diagonal_angle(xdom, ydom, width, height),
+                clip=True,
+                fontSize=10,
+                baseline="bottom",
+                dy=-3,
+                aria=False,
+            ),
+            {
+                "x": quantitative("lx"),
+                "y": quantitative("ly"),
+                "text": nominal("text"),
+                "color": _colour(links, names),
+            },
         ),
     ]
     if compute:
+        compute_label = mark(
+            "text", clip=True, fontSize=10, align="right", baseline="bottom", dy=-3, aria=False
+        )
         layers += [
             roof_rule("compute-roof", "#000000", "Compute roof"),
-            named("compute-roof")
-            .mark_text(clip=True, fontSize=10, align="right", baseline="bottom", dy=-3, aria=False)
-            .encode(
-                x=alt.X(field="lx", type="quantitative"),
-                y=alt.Y(field="ly", type="quantitative"),
-                text=alt.Text(field="text", type="nominal"),
+            unit(
+                "compute-roof",
+                compute_label,
+                {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")},
             ),
         ]
     if points:
+        # Altair named the views of concatenated charts by their place: this one is 0.
         layers.append(
-            named("comm-points")
-            .mark_point(filled=True, size=70, opacity=0.9, clip=True, shape="circle")
-            .encode(
-                color=colour,
-                description=alt.Description(field="launch", type="nominal"),
-                tooltip=tooltip(
-                    [("launch", "Launch"), ("ai", "Intensity"), ("perf", "Performance")]
-                ),
+            unit(
+                "comm-points",
+                mark("point", filled=True, size=70, opacity=0.9, clip=True, shape="circle"),
+                {
+                    "color": _colour(links, names),
+                    "description": nominal("launch"),
+                    "tooltip": tooltip(
+                        [("launch", "Launch"), ("ai", "Intensity"), ("perf", "Performance")]
+                    ),
+                },
+                name="launches_0",
             )
-            .properties(name="launches")
         )
-    panel = alt.LayerChart(
-        layer=layers,
-        encoding=alt.SharedEncoding(
-            x=log_axis(
-                "x", "x", "FLOPs per byte over the link (one way)", xdom, "FLOP/B", si=False
-            ),
-            y=log_axis("y", "y", "Performance (FLOP/s)", ydom, "FLOP/s"),
-        ),
+    x_title = "FLOPs per byte over the link (one way)"
+    panel = layer_chart(
+        layers,
+        encoding={
+            "x": log_axis("x", x_title, xdom, "FLOP/B", si=False),
+            "y": log_axis("y", "Performance (FLOP/s)", ydom, "FLOP/s"),
+        },
         width=width,
         height=height,
-        title=alt.TitleParams(text="Compute against link traffic", anchor="start", fontSize=12),
+        title=title("Compute against link traffic", fontSize=12),
     )
     return panel, {"link-roofs": roofs, "compute-roof": compute, "comm-points": points}
 
 
 def _right(
-    inp: CommunicationInput, colour: alt.Color, width: int, height: int
-) -> tuple[alt.LayerChart, dict[str, list[dict[str, Any]]]]:
+    inp: CommunicationInput, links: list[str], names: list[str], width: int, height: int
+) -> tuple[Spec, dict[str, list[dict[str, Any]]]]:
     xs = [c.bus_b for c in inp.collectives]
     turns = [k.latency_s * k.bandwidth for k in inp.links if k.latency_s]
     xdom = log_domain(xs + turns, (1e3, 1e9), min_decades=4.0)
@@ -227,82 +233,80 @@ def _right(
         points.append({**base, "y": c.bound_s, "source": "model (latency + bus bytes / bandwidth)"})
         if c.measured_s:
             points.append({**base, "y": c.measured_s, "source": "measured"})
-    layers: list[alt.Chart] = [
-        named("link-costs")
-        .mark_line(clip=True, strokeWidth=2)
-        .encode(
-            color=colour,
-            detail=alt.Detail(field="link", type="nominal"),
-            tooltip=tooltip([("text", "Link")]),
+    layers = [
+        unit(
+            "link-costs",
+            mark("line", clip=True, strokeWidth=2),
+            {
+                "color": _colour(links, names),
+                "detail": nominal("link"),
+                "tooltip": tooltip([("text", "Link")]),
+            },
         ),
     ]
     if turn_rows:
-        layers += [
-            named("link-turns")
-            .mark_rule(clip=True, strokeDash=[3, 3], strokeWidth=1)
-            .encode(
-                x2=alt.X2(field="x2"),
-                y2=alt.Y2(field="y2"),
-                color=colour,
-                description=alt.Description(field="text", type="nominal"),
-                tooltip=tooltip([("text", "Latency-bandwidth turn")]),
-            ),
-        ]
-    if points:
         layers.append(
-            named("collectives")
-            .mark_point(size=70, clip=True, strokeWidth=2)
-            .encode(
-                color=colour,
-                fill=alt.Fill(
-                    field="source",
-                    type="nominal",
-                    title="Collective time",
-                    scale=alt.Scale(
-                        domain=["measured", "model (latency + bus bytes / bandwidth)"],
-                        range=["#333333", "white"],
-                    ),
-                ),
-                description=alt.Description(field="launch", type="nominal"),
-                tooltip=tooltip(
-                    [
-                        ("launch", "Launch"),
-                        ("what", "Collective"),
-                        ("bus", "Bus bytes"),
-                        ("bound", "Bound"),
-                        ("measured", "Measured"),
-                        ("regime", "Regime"),
-                    ]
-                ),
+            unit(
+                "link-turns",
+                mark("rule", clip=True, strokeDash=[3, 3], strokeWidth=1),
+                {
+                    **segment_end(),
+                    "color": _colour(links, names),
+                    "description": nominal("text"),
+                    "tooltip": tooltip([("text", "Latency-bandwidth turn")]),
+                },
             )
         )
-    panel = alt.LayerChart(
-        layer=layers,
-        encoding=alt.SharedEncoding(
-            x=log_axis("x", "x", "Bus bytes per rank (factor x size)", xdom, "B"),
-            y=log_axis("y", "y", "Time (s)", ydom, "s"),
-        ),
+    if points:
+        sources = ["measured", "model (latency + bus bytes / bandwidth)"]
+        layers.append(
+            unit(
+                "collectives",
+                mark("point", size=70, clip=True, strokeWidth=2),
+                {
+                    "color": _colour(links, names),
+                    "fill": channel(
+                        "source",
+                        "nominal",
+                        title="Collective time",
+                        scale={"domain": sources, "range": ["#333333", "white"]},
+                    ),
+                    "description": nominal("launch"),
+                    "tooltip": tooltip(
+                        [
+                            ("launch", "Launch"),
+                            ("what", "Collective"),
+                            ("bus", "Bus bytes"),
+                            ("bound", "Bound"),
+                            ("measured", "Measured"),
+                            ("regime", "Regime"),
+                        ]
+                    ),
+                },
+            )
+        )
+    panel = layer_chart(
+        layers,
+        encoding={
+            "x": log_axis("x", "Bus bytes per rank (factor x size)", xdom, "B"),
+            "y": log_axis("y", "Time (s)", ydom, "s"),
+        },
         width=width,
         height=height,
-        title=alt.TitleParams(
-            text="Collectives: latency + bytes / bandwidth", anchor="start", fontSize=12
-        ),
+        title=title("Collectives: latency + bytes / bandwidth", fontSize=12),
     )
     return panel, {"link-costs": curve_rows, "link-turns": turn_rows, "collectives": points}
 
 
 def _chart(inp: CommunicationInput, width: int, height: int) -> dict[str, Any]:
     ids = [k.id for k in inp.links]
-    colour = _colour(ids, [k.name for k in inp.links])
-    left, left_data = _left(inp, colour, width, height)
-    right, right_data = _right(inp, colour, width, height)
-    chart = alt.VConcatChart(
-        vconcat=[left, right],
-        resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="independent", y="independent")),
-        title=alt.TitleParams(
-            text=inp.title, subtitle=inp.subtitle or alt.Undefined, anchor="start"
-        ),
-        config=config(),
+    names = [k.name for k in inp.links]
+    left, left_data = _left(inp, ids, names, width, height)
+    right, right_data = _right(inp, ids, names, width, height)
+    chart = vconcat_chart(
+        [left, right],
+        resolve={"x": "independent", "y": "independent"},
+        title=title(inp.title, inp.subtitle),
     )
     return finish(
         chart,

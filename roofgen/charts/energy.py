@@ -16,21 +16,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import altair as alt
-from altair.utils.schemapi import debug_mode
-
 from roofgen.charts.common import (
-    config,
     finish,
     log_axis,
     log_domain,
     log_samples,
-    named,
+    nominal,
+    quantitative,
     roof_rule,
     tooltip,
 )
 from roofgen.charts.inputs import ChartKind
 from roofgen.charts.roofline_inputs import EnergyInput, EnergyModel
+from roofgen.charts.vl import Spec, channel, layer_chart, mark, title, unit, vconcat_chart
 from roofgen.units import fmt_si
 
 CHART_KIND = "roofgen.energy-roofline"
@@ -51,8 +49,7 @@ def roofline_power_w(model: EnergyModel, intensity: float) -> float:
 
 def energy_chart(inp: EnergyInput, *, width: int = 400, height: int = 380) -> dict[str, Any]:
     """Vega-Lite spec (a plain dict) of the energy roofline of ``inp``."""
-    with debug_mode(False):
-        return _chart(inp, width, height)
+    return _chart(inp, width, height)
 
 
 _SOURCES = ["measured", "model"]
@@ -66,13 +63,27 @@ _TIPS = [
 ]
 
 
-def _fill() -> alt.Fill:
-    return alt.Fill(
-        field="source",
-        type="nominal",
-        title="Energy",
-        scale=alt.Scale(domain=_SOURCES, range=["#0072B2", "white"]),
+def _fill() -> Spec:
+    scale = {"domain": list(_SOURCES), "range": ["#0072B2", "white"]}
+    return channel("source", "nominal", title="Energy", scale=scale)
+
+
+def _points(name: str, view: str | None = None) -> Spec:
+    """The launches of dataset ``name``, filled when their energy was measured."""
+    return unit(
+        name,
+        mark("point", size=70, clip=True, strokeWidth=2, color="#0072B2", shape="circle"),
+        {"fill": _fill(), "description": nominal("launch"), "tooltip": tooltip(_TIPS)},
+        name=view,
     )
+
+
+def _axes(ydom: tuple[float, float], y_title: str, y_unit: str, xdom: tuple[float, float]) -> Spec:
+    x_title = "Arithmetic intensity at device memory (FLOP/B)"
+    return {
+        "x": log_axis("x", x_title, xdom, "FLOP/B", si=False),
+        "y": log_axis("y", y_title, ydom, y_unit),
+    }
 
 
 def _chart(inp: EnergyInput, width: int, height: int) -> dict[str, Any]:
@@ -101,37 +112,26 @@ def _chart(inp: EnergyInput, width: int, height: int) -> dict[str, Any]:
             power_curve.append({"x": x, "y": roofline_power_w(model, x)})
     # Left panel: FLOP/J.
     ly = log_domain([p["y"] for p in points] + [r["y"] for r in arch], (1e9, 1e12), min_decades=2.0)
-    left_layers: list[alt.Chart] = []
+    left_layers: list[Spec] = []
     if arch:
         left_layers.append(
-            named("arch")
-            .mark_line(clip=True, strokeWidth=2, color="#000000")
-            .encode(tooltip=tooltip([("y", "Best FLOP/J")]))
+            unit(
+                "arch",
+                mark("line", clip=True, strokeWidth=2, color="#000000"),
+                {"tooltip": tooltip([("y", "Best FLOP/J")])},
+            )
         )
     if points:
-        left_layers.append(
-            named("points")
-            .mark_point(size=70, clip=True, strokeWidth=2, color="#0072B2", shape="circle")
-            .encode(
-                fill=_fill(),
-                description=alt.Description(field="launch", type="nominal"),
-                tooltip=tooltip(_TIPS),
-            )
-            .properties(name="launches")
-        )
+        # Altair named the views of concatenated charts by their place: this one is 0.
+        left_layers.append(_points("points", view="launches_0"))
     if not left_layers:
-        left_layers.append(named("arch").mark_line())
-    left = alt.LayerChart(
-        layer=left_layers,
-        encoding=alt.SharedEncoding(
-            x=log_axis(
-                "x", "x", "Arithmetic intensity at device memory (FLOP/B)", xdom, "FLOP/B", si=False
-            ),
-            y=log_axis("y", "y", "Energy efficiency (FLOP/J = FLOP/s per W)", ly, "FLOP/J"),
-        ),
+        left_layers.append(unit("arch", mark("line"), {}))
+    left = layer_chart(
+        left_layers,
+        encoding=_axes(ly, "Energy efficiency (FLOP/J = FLOP/s per W)", "FLOP/J", xdom),
         width=width,
         height=height,
-        title=alt.TitleParams(text="Energy efficiency", anchor="start", fontSize=12),
+        title=title("Energy efficiency", fontSize=12),
     )
     # Right panel: power.
     power_points = [{**p, "y": p["power_w"]} for p in points if p["power_w"]]
@@ -144,61 +144,44 @@ def _chart(inp: EnergyInput, width: int, height: int) -> dict[str, Any]:
     watts = [p["y"] for p in power_points] + [r["y"] for r in levels]
     watts += [r["y"] for r in power_curve if not inp.limit_w or r["y"] < 4 * inp.limit_w]
     ry = log_domain(watts, (50.0, 1000.0), pad_decades=0.15, min_decades=1.0)
-    right_layers: list[alt.Chart] = []
+    right_layers: list[Spec] = []
     if power_curve:
         right_layers.append(
-            named("power-curve")
-            .mark_line(clip=True, strokeWidth=2, color="#000000", strokeDash=[6, 3])
-            .encode(tooltip=tooltip([("y", "Power at the roofline (W)")]))
+            unit(
+                "power-curve",
+                mark("line", clip=True, strokeWidth=2, color="#000000", strokeDash=[6, 3]),
+                {"tooltip": tooltip([("y", "Power at the roofline (W)")])},
+            )
         )
     if lines:
+        level_label = mark(
+            "text",
+            clip=True,
+            fontSize=10,
+            align="right",
+            baseline="bottom",
+            dy=-3,
+            color="#D55E00",
+            aria=False,
+        )
         right_layers += [
             roof_rule("power-levels", "#D55E00", "Power"),
-            named("power-levels")
-            .mark_text(
-                clip=True,
-                fontSize=10,
-                align="right",
-                baseline="bottom",
-                dy=-3,
-                color="#D55E00",
-                aria=False,
-            )
-            .encode(
-                x=alt.X(field="lx", type="quantitative"),
-                text=alt.Text(field="text", type="nominal"),
-            ),
+            unit("power-levels", level_label, {"x": quantitative("lx"), "text": nominal("text")}),
         ]
     if power_points:
-        right_layers.append(
-            named("power-points")
-            .mark_point(size=70, clip=True, strokeWidth=2, color="#0072B2", shape="circle")
-            .encode(
-                fill=_fill(),
-                description=alt.Description(field="launch", type="nominal"),
-                tooltip=tooltip(_TIPS),
-            )
-        )
+        right_layers.append(_points("power-points"))
     if not right_layers:
-        right_layers.append(named("power-levels").mark_rule())
-    right = alt.LayerChart(
-        layer=right_layers,
-        encoding=alt.SharedEncoding(
-            x=log_axis(
-                "x", "x", "Arithmetic intensity at device memory (FLOP/B)", xdom, "FLOP/B", si=False
-            ),
-            y=log_axis("y", "y", "Average power (W)", ry, "W"),
-        ),
+        right_layers.append(unit("power-levels", mark("rule"), {}))
+    right = layer_chart(
+        right_layers,
+        encoding=_axes(ry, "Average power (W)", "W", xdom),
         width=width,
         height=height,
-        title=alt.TitleParams(text="Power", anchor="start", fontSize=12),
+        title=title("Power", fontSize=12),
     )
     subtitle = [s for s in (inp.subtitle, inp.note) if s]
-    chart = alt.VConcatChart(
-        vconcat=[left, right],
-        resolve=alt.Resolve(scale=alt.ScaleResolveMap(y="independent")),
-        title=alt.TitleParams(text=inp.title, subtitle=subtitle or alt.Undefined, anchor="start"),
-        config=config(),
+    chart = vconcat_chart(
+        [left, right], resolve={"y": "independent"}, title=title(inp.title, subtitle)
     )
     return finish(
         chart,

@@ -15,23 +15,23 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
-import altair as alt
-from altair.utils.schemapi import debug_mode
-
 from roofgen.charts.common import (
-    config,
     diagonal_angle,
     finish,
     legend_names,
     log_axis,
     log_domain,
-    named,
+    nominal,
+    quantitative,
+    segment_end,
     tooltip,
 )
 from roofgen.charts.inputs import ChartKind
 from roofgen.charts.roofline_inputs import InstructionInput
+from roofgen.charts.vl import Spec, channel, layer_chart, mark, title, unit, vconcat_chart
 
 CHART_KIND = "roofgen.instruction-roofline"
 
@@ -66,8 +66,7 @@ def instruction_chart(
     inp: InstructionInput, *, width: int = 400, height: int = 380
 ) -> dict[str, Any]:
     """Vega-Lite spec (a plain dict) of the instruction roofline of ``inp``."""
-    with debug_mode(False):
-        return _chart(inp, width, height)
+    return _chart(inp, width, height)
 
 
 def _names(inp: InstructionInput, roles: list[str]) -> list[str]:
@@ -76,23 +75,37 @@ def _names(inp: InstructionInput, roles: list[str]) -> list[str]:
     return [named_roles.get(r, r) for r in roles]
 
 
-def _colour(roles: list[str], title: str, names: list[str]) -> alt.Color:
-    return alt.Color(
-        field="role",
-        type="nominal",
-        title=title,
-        scale=alt.Scale(domain=roles, range=[ROLE_COLOURS[r] for r in roles]),
+def _colour(roles: list[str], legend_title: str, names: list[str]) -> Spec:
+    return channel(
+        "role",
+        "nominal",
+        title=legend_title,
+        scale={"domain": list(roles), "range": [ROLE_COLOURS[r] for r in roles]},
         legend=legend_names(roles, names),
     )
 
 
-def _shape(roles: list[str], title: str, names: list[str]) -> alt.Shape:
-    return alt.Shape(
-        field="role",
-        type="nominal",
-        title=title,
-        scale=alt.Scale(domain=roles, range=[ROLE_SHAPES[r] for r in roles]),
+def _shape(roles: list[str], legend_title: str, names: list[str]) -> Spec:
+    return channel(
+        "role",
+        "nominal",
+        title=legend_title,
+        scale={"domain": list(roles), "range": [ROLE_SHAPES[r] for r in roles]},
         legend=legend_names(roles, names),
+    )
+
+
+def _launches(name: str, roles: list[str], legend_title: str, names: list[str]) -> Spec:
+    """The points of dataset ``name``, coloured and shaped by role."""
+    return unit(
+        name,
+        mark("point", filled=True, size=70, opacity=0.9, clip=True),
+        {
+            "color": _colour(roles, legend_title, names),
+            "shape": _shape(roles, legend_title, names),
+            "description": nominal("launch"),
+            "tooltip": tooltip(_TIPS),
+        },
     )
 
 
@@ -120,44 +133,54 @@ def _point_rows(inp: InstructionInput, roles: set[str]) -> list[dict[str, Any]]:
     ]
 
 
-def _roof_layers(name: str, colour: alt.Color | None, angle: float) -> list[alt.Chart]:
+def _roof_layers(name: str, colour: Callable[[], Spec] | None, angle: float) -> list[Spec]:
     """Transaction walls (coloured by level, or all in the L1 colour) and the issue roof."""
-    paint: dict[str, Any] = {"color": colour} if colour is not None else {}
+
+    def paint() -> dict[str, Any]:
+        return {"color": colour()} if colour is not None else {}
+
     fixed: dict[str, Any] = {} if colour is not None else {"color": ROLE_COLOURS["l1"]}
+    at_label = {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")}
     return [
-        named(f"{name}-walls")
-        .mark_rule(clip=True, strokeWidth=2, **fixed)
-        .encode(
-            x2=alt.X2(field="x2"),
-            y2=alt.Y2(field="y2"),
-            description=alt.Description(field="text", type="nominal"),
-            tooltip=tooltip([("text", "Transaction wall")]),
-            **paint,
+        unit(
+            f"{name}-walls",
+            mark("rule", clip=True, strokeWidth=2, **fixed),
+            {
+                **segment_end(),
+                "description": nominal("text"),
+                "tooltip": tooltip([("text", "Transaction wall")]),
+                **paint(),
+            },
         ),
-        named(f"{name}-walls")
-        .mark_text(
-            clip=True, fontSize=10, baseline="bottom", dy=-3, aria=False, angle=angle, **fixed
-        )
-        .encode(
-            x=alt.X(field="lx", type="quantitative"),
-            y=alt.Y(field="ly", type="quantitative"),
-            text=alt.Text(field="text", type="nominal"),
-            **paint,
+        unit(
+            f"{name}-walls",
+            mark(
+                "text",
+                clip=True,
+                fontSize=10,
+                baseline="bottom",
+                dy=-3,
+                aria=False,
+                angle=angle,
+                **fixed,
+            ),
+            {**at_label, **paint()},
         ),
-        named(f"{name}-issue")
-        .mark_rule(clip=True, strokeWidth=2, color="#000000")
-        .encode(
-            x2=alt.X2(field="x2"),
-            y2=alt.Y2(field="y2"),
-            description=alt.Description(field="text", type="nominal"),
-            tooltip=tooltip([("text", "Issue ceiling")]),
+        unit(
+            f"{name}-issue",
+            mark("rule", clip=True, strokeWidth=2, color="#000000"),
+            {
+                **segment_end(),
+                "description": nominal("text"),
+                "tooltip": tooltip([("text", "Issue ceiling")]),
+            },
         ),
-        named(f"{name}-issue")
-        .mark_text(clip=True, fontSize=10, align="right", baseline="bottom", dy=-3, aria=False)
-        .encode(
-            x=alt.X(field="lx", type="quantitative"),
-            y=alt.Y(field="ly", type="quantitative"),
-            text=alt.Text(field="text", type="nominal"),
+        unit(
+            f"{name}-issue",
+            mark(
+                "text", clip=True, fontSize=10, align="right", baseline="bottom", dy=-3, aria=False
+            ),
+            {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")},
         ),
     ]
 
@@ -224,24 +247,24 @@ def _fraction(x: float) -> str:
 
 
 def _panel(
-    layers: list[alt.Chart],
+    layers: list[Spec],
     xdom: tuple[float, float],
     ydom: tuple[float, float],
     xtitle: str,
     ytitle: str,
-    title: str,
+    panel_title: str,
     width: int,
     height: int,
-) -> alt.LayerChart:
-    return alt.LayerChart(
-        layer=layers,
-        encoding=alt.SharedEncoding(
-            x=log_axis("x", "x", xtitle, xdom, "", si=False),
-            y=log_axis("y", "y", ytitle, ydom, "IPS"),
-        ),
+) -> Spec:
+    return layer_chart(
+        layers,
+        encoding={
+            "x": log_axis("x", xtitle, xdom, "", si=False),
+            "y": log_axis("y", ytitle, ydom, "IPS"),
+        },
         width=width,
         height=height,
-        title=alt.TitleParams(text=title, anchor="start", fontSize=12),
+        title=title(panel_title, fontSize=12),
     )
 
 
@@ -257,20 +280,15 @@ def _chart(inp: InstructionInput, width: int, height: int) -> dict[str, Any]:
     issue = _issue_row(inp, min(ridges, default=lx[0] / _EXTEND), lx)
     names = _names(inp, level_roles)
     left_layers = _roof_layers(
-        "levels", _colour(level_roles, "Level", names), diagonal_angle(lx, ly, width, height)
+        "levels",
+        lambda: _colour(level_roles, "Level", names),
+        diagonal_angle(lx, ly, width, height),
     )
     if lpoints:
-        left_layers.append(
-            named("level-points")
-            .mark_point(filled=True, size=70, opacity=0.9, clip=True)
-            .encode(
-                color=_colour(level_roles, "Level", names),
-                shape=_shape(level_roles, "Level", names),
-                description=alt.Description(field="launch", type="nominal"),
-                tooltip=tooltip(_TIPS),
-            )
-            .properties(name="launches")
-        )
+        points = _launches("level-points", level_roles, "Level", names)
+        # Altair named the views of concatenated charts by their place: this one is 0.
+        points["name"] = "launches_0"
+        left_layers.append(points)
     left = _panel(
         left_layers,
         lx,
@@ -297,42 +315,32 @@ def _chart(inp: InstructionInput, width: int, height: int) -> dict[str, Any]:
     pissue = _issue_row(inp, min([inp.issue_per_s / w.per_s for w in l1], default=rx[0] / 1e3), rx)
     patterns = _pattern_rows(inp, ry)
     right_layers = _roof_layers("patterns", None, diagonal_angle(rx, ry, width, height))
+    pattern_label = mark(
+        "text",
+        clip=True,
+        fontSize=9,
+        angle=270,
+        align="right",
+        baseline="bottom",
+        dx=-4,
+        color="#444444",
+        aria=False,
+    )
     right_layers += [
-        named("pattern-walls")
-        .mark_rule(clip=True, strokeWidth=1.2, strokeDash=[4, 3], color="#666666")
-        .encode(
-            x2=alt.X2(field="x2"),
-            y2=alt.Y2(field="y2"),
-            description=alt.Description(field="text", type="nominal"),
-            tooltip=tooltip([("text", "Access pattern")]),
+        unit(
+            "pattern-walls",
+            mark("rule", clip=True, strokeWidth=1.2, strokeDash=[4, 3], color="#666666"),
+            {
+                **segment_end(),
+                "description": nominal("text"),
+                "tooltip": tooltip([("text", "Access pattern")]),
+            },
         ),
-        named("pattern-walls")
-        .mark_text(
-            clip=True,
-            fontSize=9,
-            angle=270,
-            align="right",
-            baseline="bottom",
-            dx=-4,
-            color="#444444",
-            aria=False,
-        )
-        .encode(
-            y=alt.Y(field="ly", type="quantitative"),
-            text=alt.Text(field="text", type="nominal"),
-        ),
+        unit("pattern-walls", pattern_label, {"y": quantitative("ly"), "text": nominal("text")}),
     ]
     if rpoints:
-        right_layers.append(
-            named("pattern-points")
-            .mark_point(filled=True, size=70, opacity=0.9, clip=True)
-            .encode(
-                color=_colour(pattern_roles, "Access", _names(inp, pattern_roles)),
-                shape=_shape(pattern_roles, "Access", _names(inp, pattern_roles)),
-                description=alt.Description(field="launch", type="nominal"),
-                tooltip=tooltip(_TIPS),
-            )
-        )
+        pattern_names = _names(inp, pattern_roles)
+        right_layers.append(_launches("pattern-points", pattern_roles, "Access", pattern_names))
     right = _panel(
         right_layers,
         rx,
@@ -343,18 +351,8 @@ def _chart(inp: InstructionInput, width: int, height: int) -> dict[str, Any]:
         width,
         height,
     )
-    chart = alt.VConcatChart(
-        vconcat=[left, right],
-        resolve=alt.Resolve(
-            scale=alt.ScaleResolveMap(
-                x="independent", y="independent", color="independent", shape="independent"
-            )
-        ),
-        title=alt.TitleParams(
-            text=inp.title, subtitle=inp.subtitle or alt.Undefined, anchor="start"
-        ),
-        config=config(),
-    )
+    independent = {axis: "independent" for axis in ("x", "y", "color", "shape")}
+    chart = vconcat_chart([left, right], resolve=independent, title=title(inp.title, inp.subtitle))
     return finish(
         chart,
         CHART_KIND,

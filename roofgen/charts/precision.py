@@ -15,22 +15,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import altair as alt
-from altair.utils.schemapi import debug_mode
-
 from roofgen.charts.common import (
-    config,
     diagonal_angle,
     diagonal_label,
     finish,
     log_axis,
     log_domain,
-    named,
+    nominal,
+    quantitative,
     roof_rule,
+    segment_end,
     tooltip,
 )
 from roofgen.charts.inputs import ChartKind
 from roofgen.charts.roofline_inputs import Ceiling, PrecisionInput
+from roofgen.charts.vl import Spec, channel, layer_chart, mark, title, unit
 from roofgen.units import fmt_si
 
 CHART_KIND = "roofgen.precision-roofline"
@@ -101,10 +100,19 @@ def ceiling_rows(
     return rows
 
 
+def peak_dash() -> Spec:
+    """Dense peaks solid, 2:4 sparse peaks dashed."""
+    return channel(
+        "dash",
+        "nominal",
+        title="Peak",
+        scale={"domain": ["dense", "sparse"], "range": [[1, 0], [6, 3]]},
+    )
+
+
 def precision_chart(inp: PrecisionInput, *, width: int = 640, height: int = 440) -> dict[str, Any]:
     """Vega-Lite spec (a plain dict) of the precision roofline of ``inp``."""
-    with debug_mode(False):
-        return _chart(inp, width, height)
+    return _chart(inp, width, height)
 
 
 def _domains(inp: PrecisionInput) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -125,15 +133,19 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
         | {p.precision.removesuffix("-sparse") for p in inp.points},
         key=lambda p: (list(PRECISION_COLOURS).index(p) if p in PRECISION_COLOURS else 99, p),
     )
-    colour = alt.Color(
-        field="precision",
-        type="nominal",
-        title="Precision",
-        scale=alt.Scale(
-            domain=precisions, range=[PRECISION_COLOURS.get(p, "#666666") for p in precisions]
-        ),
-        legend=alt.Legend(labelExpr="upper(datum.label)"),
-    )
+
+    def colour() -> Spec:
+        return channel(
+            "precision",
+            "nominal",
+            title="Precision",
+            scale={
+                "domain": list(precisions),
+                "range": [PRECISION_COLOURS.get(p, "#666666") for p in precisions],
+            },
+            legend={"labelExpr": "upper(datum.label)"},
+        )
+
     memory: list[dict[str, Any]] = []
     if inp.bandwidth:
         top = max((c.value for c in inp.ceilings), default=ydom[1])
@@ -169,43 +181,28 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
         for p in inp.points
     ]
     shapes = sorted({p["unit"] for p in points})
-    layers: list[alt.Chart] = [
-        named("ceilings")
-        .mark_rule(clip=True, strokeWidth=1.6)
-        .encode(
-            x2=alt.X2(field="x2"),
-            y2=alt.Y2(field="y2"),
-            color=colour,
-            strokeDash=alt.StrokeDash(
-                field="dash",
-                type="nominal",
-                title="Peak",
-                scale=alt.Scale(domain=["dense", "sparse"], range=[[1, 0], [6, 3]]),
-            ),
-            description=alt.Description(field="text", type="nominal"),
-            tooltip=tooltip([("text", "Ceiling"), ("basis", "Basis")]),
+    label = {"clip": True, "fontSize": 10, "align": "right", "baseline": "bottom", "dy": -2}
+    layers = [
+        unit(
+            "ceilings",
+            mark("rule", clip=True, strokeWidth=1.6),
+            {
+                **segment_end(),
+                "color": colour(),
+                "strokeDash": peak_dash(),
+                "description": nominal("text"),
+                "tooltip": tooltip([("text", "Ceiling"), ("basis", "Basis")]),
+            },
         ),
-        named("ceilings")
-        .mark_text(
-            clip=True,
-            fontSize=10,
-            align="right",
-            baseline="bottom",
-            dy=-2,
-            aria=False,
-            stroke="white",
-            strokeWidth=3,
-            strokeOpacity=0.85,
-        )
-        .encode(
-            x=alt.X(field="lx", type="quantitative"), text=alt.Text(field="text", type="nominal")
+        unit(
+            "ceilings",
+            mark("text", aria=False, stroke="white", strokeWidth=3, strokeOpacity=0.85, **label),
+            {"x": quantitative("lx"), "text": nominal("text")},
         ),
-        named("ceilings")
-        .mark_text(clip=True, fontSize=10, align="right", baseline="bottom", dy=-2, aria=False)
-        .encode(
-            x=alt.X(field="lx", type="quantitative"),
-            text=alt.Text(field="text", type="nominal"),
-            color=colour,
+        unit(
+            "ceilings",
+            mark("text", aria=False, **label),
+            {"x": quantitative("lx"), "text": nominal("text"), "color": colour()},
         ),
     ]
     if memory:
@@ -217,52 +214,46 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
         ]
     if points:
         layers.append(
-            named("points")
-            .mark_point(filled=True, size=70, opacity=0.9, clip=True)
-            .encode(
-                color=colour,
-                shape=alt.Shape(
-                    field="unit",
-                    type="nominal",
-                    title="Unit",
-                    scale=alt.Scale(
-                        domain=shapes, range=[UNIT_SHAPES.get(u, "cross") for u in shapes]
+            unit(
+                "points",
+                mark("point", filled=True, size=70, opacity=0.9, clip=True),
+                {
+                    "color": colour(),
+                    "shape": channel(
+                        "unit",
+                        "nominal",
+                        title="Unit",
+                        scale={
+                            "domain": list(shapes),
+                            "range": [UNIT_SHAPES.get(u, "cross") for u in shapes],
+                        },
                     ),
-                ),
-                description=alt.Description(field="launch", type="nominal"),
-                tooltip=tooltip(
-                    [
-                        ("launch", "Launch"),
-                        ("what", "Work"),
-                        ("rate", "Rate"),
-                        ("peak", "Peak"),
-                        ("of_peak", "Of peak"),
-                        ("share", "Time at peak"),
-                    ]
-                ),
+                    "description": nominal("launch"),
+                    "tooltip": tooltip(
+                        [
+                            ("launch", "Launch"),
+                            ("what", "Work"),
+                            ("rate", "Rate"),
+                            ("peak", "Peak"),
+                            ("of_peak", "Of peak"),
+                            ("share", "Time at peak"),
+                        ]
+                    ),
+                },
+                name="launches",
             )
-            .properties(name="launches")
         )
-    chart = alt.LayerChart(
-        layer=layers,
-        encoding=alt.SharedEncoding(
-            x=log_axis(
-                "x", "x", "Work per device-memory byte (FLOP/B or OP/B)", xdom, "FLOP/B", si=False
-            ),
-            y=log_axis(
-                "y",
-                "y",
-                "Work per second (FLOP/s; OP/s for integer and transcendental)",
-                ydom,
-                "FLOP/s",
-            ),
-        ),
+    x_title = "Work per device-memory byte (FLOP/B or OP/B)"
+    y_title = "Work per second (FLOP/s; OP/s for integer and transcendental)"
+    chart = layer_chart(
+        layers,
+        encoding={
+            "x": log_axis("x", x_title, xdom, "FLOP/B", si=False),
+            "y": log_axis("y", y_title, ydom, "FLOP/s"),
+        },
         width=width,
         height=height,
-        title=alt.TitleParams(
-            text=inp.title, subtitle=inp.subtitle or alt.Undefined, anchor="start"
-        ),
-        config=config(),
+        title=title(inp.title, inp.subtitle),
     )
     return finish(
         chart,

@@ -12,25 +12,26 @@ import json
 import re
 from typing import Any
 
-import altair as alt
 import vl_convert as vlc
+
+from roofgen.charts.vl import VEGA_LITE_VERSION
 
 _ID_RE = re.compile(r'\bid="([^"]+)"')
 _REF_RE = re.compile(r"""(url\(\s*['"]?#|href=["']#)([^)'"\s]+)""")
 
 
 def vega_lite_version() -> str:
-    """The Vega-Lite version Altair's schema targets, for example ``"v6.4.1"``."""
-    return str(alt.SCHEMA_VERSION)
+    """The Vega-Lite version the chart specs are written for, for example ``"v6.4.1"``."""
+    return VEGA_LITE_VERSION
 
 
 @functools.cache
 def vl_convert_version() -> str:
-    """The vl-convert Vega-Lite version matching Altair's schema (``"6.4"`` for ``v6.4.1``).
+    """The vl-convert Vega-Lite version matching the specs' (``"6.4"`` for ``v6.4.1``).
 
     Same major and minor version when vl-convert ships it; otherwise the newest one of the
-    same major version not newer than Altair's. Raises ``RuntimeError`` when vl-convert
-    has no Vega-Lite of Altair's major version.
+    same major version not newer than the specs'. Raises ``RuntimeError`` when vl-convert
+    has no Vega-Lite of the specs' major version.
     """
     major, minor = _major_minor(vega_lite_version())
     candidates = sorted(
@@ -41,7 +42,8 @@ def vl_convert_version() -> str:
     if not candidates:
         raise RuntimeError(
             f"vl-convert {getattr(vlc, '__version__', '?')} has no Vega-Lite {major}.x "
-            f"(Altair targets {vega_lite_version()}); versions: {vlc.get_vegalite_versions()}"
+            f"(the charts are written for {vega_lite_version()}); "
+            f"versions: {vlc.get_vegalite_versions()}"
         )
     return candidates[-1][1]
 

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import altair as alt
-from altair.utils.schemapi import debug_mode
-
-from roofgen.charts.common import config, finish, log_axis, log_domain, named, tooltip
+from roofgen.charts.common import finish, log_axis, log_domain, nominal, quantitative, tooltip
 from roofgen.charts.inputs import ChartKind
 from roofgen.charts.roofline_inputs import ResourcesInput
+from roofgen.charts.vl import channel, layer_chart, mark, title, unit
 from roofgen.units import fmt_time
 
 CHART_KIND = "roofgen.resource-bounds"
@@ -31,8 +29,7 @@ ROW_PX = 15
 def resources_chart(inp: ResourcesInput, *, width: int = 560, height: int = 0) -> dict[str, Any]:
     """Vega-Lite spec (a plain dict) of the resource view of ``inp``. ``height`` is unused:
     the chart is as tall as its rows need."""
-    with debug_mode(False):
-        return _chart(inp, width)
+    return _chart(inp, width)
 
 
 def _rows(inp: ResourcesInput, lo: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -76,65 +73,79 @@ def _chart(inp: ResourcesInput, width: int) -> dict[str, Any]:
     xdom = log_domain(seconds, (1e-6, 1e-2), pad_decades=0.2, min_decades=2.0)
     bars, headers = _rows(inp, xdom[0])
     order = sorted([r["row"] for r in bars] + [h["row"] for h in headers])
-    y = alt.Y(
-        field="row",
-        type="nominal",
-        title=None,
-        scale=alt.Scale(domain=order, paddingInner=0.15),
+
+    def y() -> dict[str, Any]:
         # The row key is "launch|index|name": show the name; header rows show nothing.
-        axis=alt.Axis(labelExpr="split(datum.value, '|')[2] || ''", labelLimit=220, ticks=False),
-    )
-    x = log_axis("x", "x", "Time lower bound (s)", xdom, "s")
-    colour = alt.Color(
-        field="role",
-        type="nominal",
-        title="Resource",
-        scale=alt.Scale(domain=ROLES, range=ROLE_COLOURS),
-    )
-    layers = [
-        named("bars")
-        .mark_bar(clip=True, stroke="#666666", strokeWidth=0.5)
-        .encode(
-            x=x,
-            x2=alt.X2(field="x2"),
-            y=y,
-            color=colour,
-            description=alt.Description(field="name", type="nominal"),
-            tooltip=tooltip(
-                [
-                    ("launch", "Launch"),
-                    ("name", "Resource"),
-                    ("resource", "Id"),
-                    ("t", "Bound"),
-                    ("share", "Share"),
-                    ("role", "Role"),
-                ]
-            ),
-        ),
-        named("bars")
-        .mark_text(align="left", dx=4, fontSize=10, fontStyle="italic", color="#666666", aria=False)
-        .encode(x=x, y=y, text=alt.Text(field="label", type="nominal")),
-        named("bars")
-        .mark_tick(orient="vertical", thickness=2, color="#000000", clip=True)
-        .encode(
-            x=alt.X(field="measured", type="quantitative"),
-            y=y,
-            tooltip=tooltip([("launch", "Launch"), ("t", "Bound")]),
-        ),
-        named("headers")
-        .mark_text(
-            align="left", baseline="middle", fontSize=11, fontWeight="bold", dx=2, aria=False
-        )
-        .encode(x=x, y=y, text=alt.Text(field="text", type="nominal")),
+        axis = {"labelExpr": "split(datum.value, '|')[2] || ''", "labelLimit": 220, "ticks": False}
+        scale = {"domain": list(order), "paddingInner": 0.15}
+        return channel("row", "nominal", title=None, scale=scale, axis=axis)
+
+    def x() -> dict[str, Any]:
+        return log_axis("x", "Time lower bound (s)", xdom, "s")
+
+    colour = {"domain": list(ROLES), "range": list(ROLE_COLOURS)}
+    tips = [
+        ("launch", "Launch"),
+        ("name", "Resource"),
+        ("resource", "Id"),
+        ("t", "Bound"),
+        ("share", "Share"),
+        ("role", "Role"),
     ]
-    chart = alt.LayerChart(
-        layer=layers,
+    layers = [
+        unit(
+            "bars",
+            mark("bar", clip=True, stroke="#666666", strokeWidth=0.5),
+            {
+                "x": x(),
+                "x2": {"field": "x2"},
+                "y": y(),
+                "color": channel("role", "nominal", title="Resource", scale=colour),
+                "description": nominal("name"),
+                "tooltip": tooltip(tips),
+            },
+        ),
+        unit(
+            "bars",
+            mark(
+                "text",
+                align="left",
+                dx=4,
+                fontSize=10,
+                fontStyle="italic",
+                color="#666666",
+                aria=False,
+            ),
+            {"x": x(), "y": y(), "text": nominal("label")},
+        ),
+        unit(
+            "bars",
+            mark("tick", orient="vertical", thickness=2, color="#000000", clip=True),
+            {
+                "x": quantitative("measured"),
+                "y": y(),
+                "tooltip": tooltip([("launch", "Launch"), ("t", "Bound")]),
+            },
+        ),
+        unit(
+            "headers",
+            mark(
+                "text",
+                align="left",
+                baseline="middle",
+                fontSize=11,
+                fontWeight="bold",
+                dx=2,
+                aria=False,
+            ),
+            {"x": x(), "y": y(), "text": nominal("text")},
+        ),
+    ]
+    chart = layer_chart(
+        layers,
         width=width,
         height=ROW_PX * max(len(order), 1),
-        title=alt.TitleParams(
-            text=inp.title, subtitle=inp.subtitle or alt.Undefined, anchor="start"
-        ),
-        config=config(),
+        title=title(inp.title, inp.subtitle),
     )
     return finish(
         chart,

@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import altair as alt
-from altair.utils.schemapi import debug_mode
-
-from roofgen.charts.common import config, finish, log_axis, log_domain, named, tooltip
+from roofgen.charts.common import (
+    finish,
+    log_axis,
+    log_domain,
+    nominal,
+    quantitative,
+    segment_end,
+    tooltip,
+)
 from roofgen.charts.inputs import ChartKind
 from roofgen.charts.roofline_inputs import RuntimeInput
+from roofgen.charts.vl import Spec, channel, layer_chart, mark, title, unit
 from roofgen.units import fmt_time
 
 CHART_KIND = "roofgen.runtime-roofline"
@@ -27,8 +33,7 @@ MECHANISM_COLOURS = {"stream": "#D55E00", "graph": "#0072B2", "pdl": "#009E73"}
 
 def runtime_chart(inp: RuntimeInput, *, width: int = 640, height: int = 400) -> dict[str, Any]:
     """Vega-Lite spec (a plain dict) of the runtime roofline of ``inp``."""
-    with debug_mode(False):
-        return _chart(inp, width, height)
+    return _chart(inp, width, height)
 
 
 def floor_text(mechanism: str, cost_s: float) -> str:
@@ -69,71 +74,70 @@ def _chart(inp: RuntimeInput, width: int, height: int) -> dict[str, Any]:
         for mech, cost in inp.costs
     ]
     used = [m for m in MECHANISMS if any(r["mechanism"] == m for r in floors + points)]
-    colour = alt.Color(
-        field="mechanism",
-        type="nominal",
-        title="Launch mechanism",
-        scale=alt.Scale(domain=used, range=[MECHANISM_COLOURS[m] for m in used]),
-        legend=alt.Legend(
-            labelExpr=" : ".join(
-                [f"datum.value === '{m}' ? '{MECHANISM_NAMES[m]}'" for m in used] + ["datum.label"]
-            )
+
+    def colour() -> Spec:
+        names = [f"datum.value === '{m}' ? '{MECHANISM_NAMES[m]}'" for m in used]
+        return channel(
+            "mechanism",
+            "nominal",
+            title="Launch mechanism",
+            scale={"domain": list(used), "range": [MECHANISM_COLOURS[m] for m in used]},
+            legend={"labelExpr": " : ".join([*names, "datum.label"])},
+        )
+
+    layers = [
+        unit(
+            "floors",
+            mark("rule", clip=True, strokeWidth=2, strokeDash=[6, 3]),
+            {
+                **segment_end(),
+                "color": colour(),
+                "description": nominal("text"),
+                "tooltip": tooltip([("text", "Floor")]),
+            },
         ),
-    )
-    layers: list[alt.Chart] = [
-        named("floors")
-        .mark_rule(clip=True, strokeWidth=2, strokeDash=[6, 3])
-        .encode(
-            x2=alt.X2(field="x2"),
-            y2=alt.Y2(field="y2"),
-            color=colour,
-            description=alt.Description(field="text", type="nominal"),
-            tooltip=tooltip([("text", "Floor")]),
-        ),
-        named("floors")
-        .mark_text(clip=True, fontSize=10, align="right", baseline="top", dy=4, aria=False)
-        .encode(
-            x=alt.X(field="lx", type="quantitative"),
-            y=alt.Y(field="ly", type="quantitative"),
-            text=alt.Text(field="text", type="nominal"),
-            color=colour,
+        unit(
+            "floors",
+            mark("text", clip=True, fontSize=10, align="right", baseline="top", dy=4, aria=False),
+            {
+                "x": quantitative("lx"),
+                "y": quantitative("ly"),
+                "text": nominal("text"),
+                "color": colour(),
+            },
         ),
     ]
     if points:
-        layers += [
-            named("steps")
-            .mark_point(filled=True, size=80, clip=True, shape="circle")
-            .encode(
-                color=colour,
-                description=alt.Description(field="step", type="nominal"),
-                tooltip=tooltip(
-                    [
-                        ("case", "Case"),
-                        ("step", "Variant"),
-                        ("n", "Launches per step"),
-                        ("t", "Measured"),
-                        ("floor", "Launch floor"),
-                        ("bound", "Launch-bound"),
-                    ]
-                ),
-            )
-            .properties(name="launches"),
-            named("steps")
-            .mark_text(clip=True, fontSize=10, align="left", dx=7, aria=False)
-            .encode(text=alt.Text(field="step", type="nominal")),
+        tips = [
+            ("case", "Case"),
+            ("step", "Variant"),
+            ("n", "Launches per step"),
+            ("t", "Measured"),
+            ("floor", "Launch floor"),
+            ("bound", "Launch-bound"),
         ]
-    chart = alt.LayerChart(
-        layer=layers,
-        encoding=alt.SharedEncoding(
-            x=log_axis("x", "x", "Kernel launches per step", xdom, "", si=False),
-            y=log_axis("y", "y", "Step time (s)", ydom, "s"),
-        ),
+        layers += [
+            unit(
+                "steps",
+                mark("point", filled=True, size=80, clip=True, shape="circle"),
+                {"color": colour(), "description": nominal("step"), "tooltip": tooltip(tips)},
+                name="launches",
+            ),
+            unit(
+                "steps",
+                mark("text", clip=True, fontSize=10, align="left", dx=7, aria=False),
+                {"text": nominal("step")},
+            ),
+        ]
+    chart = layer_chart(
+        layers,
+        encoding={
+            "x": log_axis("x", "Kernel launches per step", xdom, "", si=False),
+            "y": log_axis("y", "Step time (s)", ydom, "s"),
+        },
         width=width,
         height=height,
-        title=alt.TitleParams(
-            text=inp.title, subtitle=inp.subtitle or alt.Undefined, anchor="start"
-        ),
-        config=config(),
+        title=title(inp.title, inp.subtitle),
     )
     return finish(
         chart,

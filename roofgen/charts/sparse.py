@@ -13,23 +13,22 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import altair as alt
-from altair.utils.schemapi import debug_mode
-
 from roofgen.charts.common import (
-    config,
     diagonal_angle,
     diagonal_label,
     finish,
     log_axis,
     log_domain,
-    named,
+    nominal,
+    quantitative,
     roof_rule,
+    segment_end,
     tooltip,
 )
 from roofgen.charts.inputs import ChartKind
-from roofgen.charts.precision import ceiling_rows
+from roofgen.charts.precision import ceiling_rows, peak_dash
 from roofgen.charts.roofline_inputs import SparseInput
+from roofgen.charts.vl import Spec, channel, layer_chart, mark, title, unit
 from roofgen.units import fmt_si
 
 CHART_KIND = "roofgen.sparse-roofline"
@@ -38,8 +37,7 @@ KINDS = ["executed", "dense-equivalent"]
 
 def sparse_chart(inp: SparseInput, *, width: int = 640, height: int = 440) -> dict[str, Any]:
     """Vega-Lite spec (a plain dict) of the sparse roofline of ``inp``."""
-    with debug_mode(False):
-        return _chart(inp, width, height)
+    return _chart(inp, width, height)
 
 
 def _chart(inp: SparseInput, width: int, height: int) -> dict[str, Any]:
@@ -91,25 +89,23 @@ def _chart(inp: SparseInput, width: int, height: int) -> dict[str, Any]:
             joins.append(
                 {"x": pair[0]["x"], "y": pair[0]["y"], "x2": pair[1]["x"], "y2": pair[1]["y"]}
             )
-    layers: list[alt.Chart] = [
-        named("ceilings")
-        .mark_rule(clip=True, strokeWidth=1.8, color="#000000")
-        .encode(
-            x2=alt.X2(field="x2"),
-            y2=alt.Y2(field="y2"),
-            strokeDash=alt.StrokeDash(
-                field="dash",
-                type="nominal",
-                title="Peak",
-                scale=alt.Scale(domain=["dense", "sparse"], range=[[1, 0], [6, 3]]),
-            ),
-            description=alt.Description(field="text", type="nominal"),
-            tooltip=tooltip([("text", "Ceiling"), ("basis", "Basis")]),
+    layers = [
+        unit(
+            "ceilings",
+            mark("rule", clip=True, strokeWidth=1.8, color="#000000"),
+            {
+                **segment_end(),
+                "strokeDash": peak_dash(),
+                "description": nominal("text"),
+                "tooltip": tooltip([("text", "Ceiling"), ("basis", "Basis")]),
+            },
         ),
-        named("ceilings")
-        .mark_text(clip=True, fontSize=10, align="right", baseline="bottom", dy=-2, aria=False)
-        .encode(
-            x=alt.X(field="lx", type="quantitative"), text=alt.Text(field="text", type="nominal")
+        unit(
+            "ceilings",
+            mark(
+                "text", clip=True, fontSize=10, align="right", baseline="bottom", dy=-2, aria=False
+            ),
+            {"x": quantitative("lx"), "text": nominal("text")},
         ),
     ]
     if memory:
@@ -119,52 +115,44 @@ def _chart(inp: SparseInput, width: int, height: int) -> dict[str, Any]:
         ]
     if joins:
         layers.append(
-            named("joins")
-            .mark_rule(clip=True, color="#8c8c8c", strokeWidth=1, aria=False)
-            .encode(x2=alt.X2(field="x2"), y2=alt.Y2(field="y2"))
+            unit(
+                "joins",
+                mark("rule", clip=True, color="#8c8c8c", strokeWidth=1, aria=False),
+                segment_end(),
+            )
         )
     if points:
         layers.append(
-            named("points")
-            .mark_point(size=80, clip=True, strokeWidth=2, color="#0072B2")
-            .encode(
-                fill=alt.Fill(
-                    field="kind",
-                    type="nominal",
-                    title="FLOPs",
-                    scale=alt.Scale(domain=KINDS, range=["white", "#0072B2"]),
-                ),
-                shape=alt.Shape(
-                    field="kind",
-                    type="nominal",
-                    title="FLOPs",
-                    scale=alt.Scale(domain=KINDS, range=["circle", "diamond"]),
-                ),
-                description=alt.Description(field="what", type="nominal"),
-                tooltip=tooltip(
-                    [
-                        ("launch", "Launch"),
-                        ("what", "Work"),
-                        ("ai", "Intensity"),
-                        ("perf", "Performance"),
-                        ("meta", "Metadata"),
-                    ]
-                ),
+            unit(
+                "points",
+                mark("point", size=80, clip=True, strokeWidth=2, color="#0072B2"),
+                {
+                    "fill": _by_kind("FLOPs", ["white", "#0072B2"]),
+                    "shape": _by_kind("FLOPs", ["circle", "diamond"]),
+                    "description": nominal("what"),
+                    "tooltip": tooltip(
+                        [
+                            ("launch", "Launch"),
+                            ("what", "Work"),
+                            ("ai", "Intensity"),
+                            ("perf", "Performance"),
+                            ("meta", "Metadata"),
+                        ]
+                    ),
+                },
+                name="launches",
             )
-            .properties(name="launches")
         )
-    chart = alt.LayerChart(
-        layer=layers,
-        encoding=alt.SharedEncoding(
-            x=log_axis("x", "x", "FLOPs per device-memory byte (FLOP/B)", xdom, "FLOP/B", si=False),
-            y=log_axis("y", "y", "Performance (FLOP/s)", ydom, "FLOP/s"),
-        ),
+    x_title = "FLOPs per device-memory byte (FLOP/B)"
+    chart = layer_chart(
+        layers,
+        encoding={
+            "x": log_axis("x", x_title, xdom, "FLOP/B", si=False),
+            "y": log_axis("y", "Performance (FLOP/s)", ydom, "FLOP/s"),
+        },
         width=width,
         height=height,
-        title=alt.TitleParams(
-            text=inp.title, subtitle=inp.subtitle or alt.Undefined, anchor="start"
-        ),
-        config=config(),
+        title=title(inp.title, inp.subtitle),
     )
     return finish(
         chart,
@@ -173,6 +161,13 @@ def _chart(inp: SparseInput, width: int, height: int) -> dict[str, Any]:
         f"Sparse roofline: {inp.title}",
         {"ceilings": ceilings, "memory": memory, "joins": joins, "points": points},
         ceilings=[c.id for c in inp.ceilings],
+    )
+
+
+def _by_kind(legend_title: str, values: list[str]) -> Spec:
+    """Executed and dense-equivalent points told apart by ``values``."""
+    return channel(
+        "kind", "nominal", title=legend_title, scale={"domain": list(KINDS), "range": values}
     )
 
 

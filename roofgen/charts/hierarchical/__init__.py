@@ -32,12 +32,11 @@ Visual encoding
 * Hovering a point highlights its kernel (all levels, variants, joins and arrows); clicking
   a legend entry highlights a memory level; the scales zoom and pan (drag, wheel).
 
-Speed: the Altair objects carry only named data references; the data rows are attached to
-the dict after ``to_dict(validate=False)`` so that serialising thousands of rows never goes
-through Altair, and every layer's fields are pre-computed (no Vega-Lite transforms).
+Speed: the spec is written as plain dicts (:mod:`roofgen.charts.vl`), its layers reading
+named datasets, and every layer's fields are pre-computed (no Vega-Lite transforms).
 
 Modules: :mod:`.domains` (the log axes' domains), :mod:`.rows` (the data rows and their
-texts), :mod:`.layers` (the Altair layers, encodings and legend), :mod:`.style`
+texts), :mod:`.layers` (the layers, encodings and legend), :mod:`.style`
 (colours, shapes, dashes, mark sizes) and :mod:`.chart`, which puts them together.
 """
 

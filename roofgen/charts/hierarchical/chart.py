@@ -5,15 +5,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-import altair as alt
-from altair.utils.schemapi import debug_mode
-
 from roofgen.charts.common import FONT
 from roofgen.charts.hierarchical import layers as lay
 from roofgen.charts.hierarchical import rows
 from roofgen.charts.hierarchical.domains import domains
 from roofgen.charts.hierarchical.style import ARIA_POINTS_MAX, ARROWS_ALL_LEVELS_MAX, MarkStyle
 from roofgen.charts.inputs import MEMORY_ROLES, RooflineInput
+from roofgen.charts.vl import Spec, layer_chart, title, top_level
 
 CHART_KIND = "roofgen.hierarchical-roofline"
 
@@ -31,11 +29,10 @@ def hierarchical_chart(
     ``inp.arrows`` are filtered the same way). By default every level gets them, unless
     that makes more than ``ARROWS_ALL_LEVELS_MAX`` arrows: then device memory only.
 
-    The spec is not validated here (the tests validate one against the Vega-Lite schema);
-    Altair's per-object validation is switched off while building, for speed.
+    The spec is not validated here (the tests validate the example site's charts against
+    the Vega-Lite schema).
     """
-    with debug_mode(False):
-        return _hierarchical_chart(inp, width, height, arrow_roles)
+    return _hierarchical_chart(inp, width, height, arrow_roles)
 
 
 def _hierarchical_chart(
@@ -57,30 +54,37 @@ def _hierarchical_chart(
     style = MarkStyle.for_points(len(point_rows))
 
     # Hovering a launch (or its join or arrow) highlights every point of that kernel;
-    # marks without a kernel (roofs, labels) leave the highlight as it is.
-    hover = alt.selection_point(
-        name="kernel_hover",
-        fields=["case", "kernel"],
-        on="pointerover[event.item && event.item.datum && event.item.datum.kernel]",
-        clear="pointerout",
-        empty=True,
-    )
-    level_pick = alt.selection_point(name="level_pick", fields=["role"], bind="legend")
-    zoom = alt.selection_interval(name="zoom", bind="scales")
-    # Conditions written as Vega-Lite dicts inside typed channel objects: Altair's
-    # alt.condition() results are dicts that Altair re-parses at every encode() (slow).
-    op_points = alt.OpacityValue(
-        value=style.faded,
-        condition={
-            "test": {"and": [{"param": hover.name}, {"param": level_pick.name}]},
-            "value": style.point_opacity,
+    # marks without a kernel (roofs, labels) leave the highlight as it is. The selections
+    # act on the points layer, named "launches".
+    params = [
+        {
+            "name": "kernel_hover",
+            "select": {
+                "type": "point",
+                "clear": "pointerout",
+                "fields": ["case", "kernel"],
+                "on": "pointerover[event.item && event.item.datum && event.item.datum.kernel]",
+            },
+            "views": ["launches"],
         },
-    )
-    op_links = alt.OpacityValue(
-        value=style.faded, condition={"param": hover.name, "value": style.link_opacity}
-    )
+        {
+            "name": "level_pick",
+            "select": {"type": "point", "fields": ["role"]},
+            "bind": "legend",
+            "views": ["launches"],
+        },
+        {"name": "zoom", "select": {"type": "interval"}, "bind": "scales", "views": ["launches"]},
+    ]
 
-    layers: list[alt.Chart] = []
+    def op_points() -> Spec:
+        both = {"and": [{"param": "kernel_hover"}, {"param": "level_pick"}]}
+        return {"condition": {"test": both, "value": style.point_opacity}, "value": style.faded}
+
+    def op_links() -> Spec:
+        hovered = {"param": "kernel_hover", "value": style.link_opacity}
+        return {"condition": hovered, "value": style.faded}
+
+    layers: list[Spec] = []
     if join_rows:
         layers.append(lay.join_layer(op_links))
     if trajectory_rows:
@@ -92,28 +96,24 @@ def _hierarchical_chart(
         lay.point_layer(
             legend, style.point_size, op_points, shapes=bool(trajectory_rows), aria=aria
         )
-        .add_params(hover, level_pick, zoom)
-        .properties(name="launches")
     )
     # Roofs above the points, so that they stay visible on crowded charts.
     layers += lay.roof_layers(legend, bool(ridge_rows))
 
-    # One LayerChart construction: every chained Altair call would deep-copy all layers.
-    chart = alt.LayerChart(
-        layer=layers,
-        encoding=alt.SharedEncoding(**lay.encodings(xdom, ydom)),
+    chart = layer_chart(
+        layers,
+        encoding=lay.encodings(xdom, ydom),
         width=width,
         height=height,
-        title=alt.TitleParams(
-            text=inp.title, subtitle=inp.subtitle or alt.Undefined, anchor="start"
-        ),
-        config=alt.Config(
-            font=FONT,
-            axis=alt.AxisConfig(gridColor="#e6e6e6", titleFontWeight="normal"),
-            legend=alt.LegendConfig(orient="right"),
-        ),
+        title=title(inp.title, inp.subtitle),
+        params=params,
     )
-    spec = chart.to_dict(validate=False)
+    config = {
+        "axis": {"gridColor": "#e6e6e6", "titleFontWeight": "normal"},
+        "font": FONT,
+        "legend": {"orient": "right"},
+    }
+    spec = top_level(chart, config)
     spec["description"] = f"Hierarchical roofline chart: {inp.title}"
     spec["usermeta"] = {
         "chart": CHART_KIND,

@@ -1,4 +1,4 @@
-"""The Altair layers and shared encodings of the hierarchical roofline.
+"""The layers and shared encodings of the hierarchical roofline, as Vega-Lite dicts.
 
 Each layer reads one named dataset of :mod:`roofgen.charts.hierarchical.rows`. Colour
 and shape encode the memory level's role (and the legend shows the level names), the
@@ -9,14 +9,14 @@ they stay right when the chart is zoomed.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
-import altair as alt
-
-from roofgen.charts.common import js_string, named
+from roofgen.charts.common import js_string, nominal, quantitative, segment_end, tooltip
 from roofgen.charts.hierarchical.domains import Domain
 from roofgen.charts.hierarchical.style import DASHES, ROLE_COLOURS, ROLE_NAMES, ROLE_SHAPES
 from roofgen.charts.inputs import ROOF_ROLES, RooflineInput
+from roofgen.charts.vl import Spec, channel, expr, mark, unit
 from roofgen.units import SI_PREFIXES
 
 _POINT_TIPS = (
@@ -70,21 +70,21 @@ def plain_label_expr(unit: str, axis: str = "x") -> str:
     return _decade_only(axis, f"format(datum.value, '~g') + ' {unit}'")
 
 
-def encodings(xdom: Domain, ydom: Domain) -> dict[str, Any]:
+def encodings(xdom: Domain, ydom: Domain) -> dict[str, Spec]:
     """The x (FLOP/byte) and y (FLOP/s) log scales that every layer shares."""
-    x = alt.X(
-        field="x",
-        type="quantitative",
+    x = channel(
+        "x",
+        "quantitative",
         title="Arithmetic intensity (FLOP/byte)",
-        scale=alt.Scale(type="log", domain=list(xdom), nice=False),
-        axis=alt.Axis(labelExpr=plain_label_expr("FLOP/B"), labelOverlap="greedy"),
+        scale={"domain": list(xdom), "nice": False, "type": "log"},
+        axis={"labelExpr": plain_label_expr("FLOP/B"), "labelOverlap": "greedy"},
     )
-    y = alt.Y(
-        field="y",
-        type="quantitative",
+    y = channel(
+        "y",
+        "quantitative",
         title="Performance (FLOP/s)",
-        scale=alt.Scale(type="log", domain=list(ydom), nice=False),
-        axis=alt.Axis(labelExpr=si_label_expr("FLOP/s"), labelOverlap="greedy"),
+        scale={"domain": list(ydom), "nice": False, "type": "log"},
+        axis={"labelExpr": si_label_expr("FLOP/s"), "labelOverlap": "greedy"},
     )
     return {"x": x, "y": y}
 
@@ -108,172 +108,181 @@ def role_names(inp: RooflineInput) -> dict[str, str]:
     return names
 
 
-def legend(names: dict[str, str]) -> alt.Legend:
-    """The level legend, naming each role's levels."""
+def legend(names: dict[str, str]) -> str:
+    """The label expression of the level legend, naming each role's levels."""
     label_expr = " : ".join(
         f"datum.value === '{role}' ? '{js_string(names[role])}'" for role in ROOF_ROLES
     )
-    return alt.Legend(labelExpr=f"{label_expr} : datum.label", symbolStrokeWidth=2, symbolOpacity=1)
+    return f"{label_expr} : datum.label"
 
 
-def _colour(legend: alt.Legend) -> alt.Color:
-    return alt.Color(
-        field="role",
-        type="nominal",
+def _legend(label_expr: str) -> Spec:
+    return {"labelExpr": label_expr, "symbolOpacity": 1, "symbolStrokeWidth": 2}
+
+
+def _colour(legend: str) -> Spec:
+    return channel(
+        "role",
+        "nominal",
         title="Level",
-        scale=alt.Scale(domain=list(ROOF_ROLES), range=[ROLE_COLOURS[r] for r in ROOF_ROLES]),
-        legend=legend,
+        scale={"domain": list(ROOF_ROLES), "range": [ROLE_COLOURS[r] for r in ROOF_ROLES]},
+        legend=_legend(legend),
     )
 
 
-def _shape(legend: alt.Legend) -> alt.Shape:
+def _shape(legend: str) -> Spec:
     # "stroke" (a short line) stands for the compute roofs in the legend.
-    return alt.Shape(
-        field="role",
-        type="nominal",
+    return channel(
+        "role",
+        "nominal",
         title="Level",
-        scale=alt.Scale(
-            domain=list(ROOF_ROLES), range=[ROLE_SHAPES.get(r, "stroke") for r in ROOF_ROLES]
-        ),
-        legend=legend,
+        scale={
+            "domain": list(ROOF_ROLES),
+            "range": [ROLE_SHAPES.get(r, "stroke") for r in ROOF_ROLES],
+        },
+        legend=_legend(legend),
     )
 
 
 # ---------------------------------------------------------------------------- layers
+#
+# ``opacity`` is a function that gives the opacity channel (with its condition on the
+# selections) afresh for each layer.
 
 
-def join_layer(opacity: Any) -> alt.Chart:
+def join_layer(opacity: Callable[[], Spec]) -> Spec:
     """Thin grey lines joining a launch's points across its memory levels."""
-    return (
-        named("joins")
-        .mark_rule(color="#8c8c8c", strokeWidth=0.8, clip=True, aria=False)
-        .encode(x2=alt.X2(field="x2"), opacity=opacity)
+    return unit(
+        "joins",
+        mark("rule", color="#8c8c8c", strokeWidth=0.8, clip=True, aria=False),
+        {"x2": {"field": "x2"}, "opacity": opacity()},
     )
 
 
-def trajectory_layer(legend: alt.Legend, opacity: Any) -> alt.Chart:
+def trajectory_layer(legend: str, opacity: Callable[[], Spec]) -> Spec:
     """Each shape sweep's points, joined in sweep order per level."""
-    return (
-        named("trajectories")
-        .mark_line(strokeWidth=1.2, strokeDash=[4, 2], clip=True, aria=False)
-        .encode(
-            detail=alt.Detail(field="line", type="nominal"),
-            order=alt.Order(field="order", type="quantitative"),
-            color=_colour(legend),
-            opacity=opacity,
-        )
+    return unit(
+        "trajectories",
+        mark("line", strokeWidth=1.2, strokeDash=[4, 2], clip=True, aria=False),
+        {
+            "detail": nominal("line"),
+            "order": quantitative("order"),
+            "color": _colour(legend),
+            "opacity": opacity(),
+        },
     )
 
 
-def arrow_layers(legend: alt.Legend, opacity: Any) -> list[alt.Chart]:
+def arrow_layers(legend: str, opacity: Callable[[], Spec]) -> list[Spec]:
     """Arrows between variants: a line, and a triangle at its midpoint turned along it."""
-    shafts = (
-        named("arrows")
-        .mark_rule(strokeWidth=1.2, clip=True, aria=False)
-        .encode(
-            x2=alt.X2(field="x2"), y2=alt.Y2(field="y2"), color=_colour(legend), opacity=opacity
-        )
+    shafts = unit(
+        "arrows",
+        mark("rule", strokeWidth=1.2, clip=True, aria=False),
+        {**segment_end(), "color": _colour(legend), "opacity": opacity()},
     )
-    heads = (
-        named("arrows")
-        .mark_point(
+    heads = unit(
+        "arrows",
+        mark(
+            "point",
             shape="triangle",
             filled=True,
             size=60,
             clip=True,
             aria=False,
-            angle=alt.ExprRef(_ARROW_ANGLE),
-        )
-        .encode(
-            x=alt.X(field="xm", type="quantitative"),
-            y=alt.Y(field="ym", type="quantitative"),
-            color=_colour(legend),
-            opacity=opacity,
-            tooltip=[alt.Tooltip(field="text", type="nominal", title="Change")],
-        )
+            angle=expr(_ARROW_ANGLE),
+        ),
+        {
+            "x": quantitative("xm"),
+            "y": quantitative("ym"),
+            "color": _colour(legend),
+            "opacity": opacity(),
+            "tooltip": tooltip([("text", "Change")]),
+        },
     )
     return [shafts, heads]
 
 
 def point_layer(
-    legend: alt.Legend, size: float, opacity: Any, *, shapes: bool, aria: bool
-) -> alt.Chart:
+    legend: str, size: float, opacity: Callable[[], Spec], *, shapes: bool, aria: bool
+) -> Spec:
     """The launch points, one per memory level; ``shapes`` adds the shape to the tooltip,
     ``aria`` gives each point an ARIA label."""
-    return (
-        named("points")
-        .mark_point(filled=True, size=size, clip=True, strokeWidth=0, aria=aria)
-        .encode(
-            color=_colour(legend),
-            shape=_shape(legend),
-            opacity=opacity,
-            tooltip=[
-                alt.Tooltip(field=f, type="nominal", title=t)
-                for f, t in (_POINT_TIPS_SHAPE if shapes else _POINT_TIPS)
-            ],
-            **({"description": alt.Description(field="desc", type="nominal")} if aria else {}),
-        )
+    encoding: dict[str, Any] = {
+        "color": _colour(legend),
+        "shape": _shape(legend),
+        "opacity": opacity(),
+        "tooltip": tooltip(_POINT_TIPS_SHAPE if shapes else _POINT_TIPS),
+    }
+    if aria:
+        encoding["description"] = nominal("desc")
+    return unit(
+        "points",
+        mark("point", filled=True, size=size, clip=True, strokeWidth=0, aria=aria),
+        encoding,
+        name="launches",
     )
 
 
-def roof_layers(legend: alt.Legend, has_ridges: bool) -> list[alt.Chart]:
+def roof_layers(legend: str, has_ridges: bool) -> list[Spec]:
     """The roofs, their ridge markers and their labels (on a white halo)."""
-    dash = alt.StrokeDash(
-        field="dash",
-        type="nominal",
-        scale=alt.Scale(domain=list(DASHES), range=list(DASHES.values())),
+    dash = channel(
+        "dash",
+        "nominal",
+        scale={"domain": list(DASHES), "range": [list(d) for d in DASHES.values()]},
         legend=None,
     )
-    lines = (
-        named("roofs")
-        .mark_rule(clip=True)
-        .encode(
-            x2=alt.X2(field="x2"),
-            y2=alt.Y2(field="y2"),
-            color=_colour(legend),
-            strokeDash=dash,
-            strokeWidth=alt.StrokeWidth(field="sw", type="quantitative", scale=None),
-            description=alt.Description(field="text", type="nominal"),
-            tooltip=[
-                alt.Tooltip(field="text", type="nominal", title="Roof"),
-                alt.Tooltip(field="basis", type="nominal", title="Basis"),
-            ],
-        )
+    lines = unit(
+        "roofs",
+        mark("rule", clip=True),
+        {
+            **segment_end(),
+            "color": _colour(legend),
+            "strokeDash": dash,
+            "strokeWidth": channel("sw", "quantitative", scale=None),
+            "description": nominal("text"),
+            "tooltip": tooltip([("text", "Roof"), ("basis", "Basis")]),
+        },
     )
-    text_props: dict[str, Any] = {
-        "clip": True,
-        "fontSize": 11,
-        "align": alt.ExprRef("datum.align"),
-        "baseline": alt.ExprRef("datum.baseline"),
-        "dy": alt.ExprRef("datum.dy"),
-        "angle": alt.ExprRef(f"datum.kind === 'memory' ? {_DIAG_ANGLE} : 0"),
-    }
-    text_enc: dict[str, Any] = {
-        "x": alt.X(field="lx", type="quantitative"),
-        "y": alt.Y(field="ly", type="quantitative"),
-        "text": alt.Text(field="text", type="nominal"),
-    }
+
+    def text_props() -> dict[str, Any]:
+        return {
+            "clip": True,
+            "fontSize": 11,
+            "align": expr("datum.align"),
+            "baseline": expr("datum.baseline"),
+            "dy": expr("datum.dy"),
+            "angle": expr(f"datum.kind === 'memory' ? {_DIAG_ANGLE} : 0"),
+        }
+
+    def text_enc() -> dict[str, Any]:
+        return {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")}
+
     # A white halo under each label keeps it readable over crowded points.
-    halo = (
-        named("roofs")
-        .mark_text(stroke="white", strokeWidth=3, strokeOpacity=0.85, aria=False, **text_props)
-        .encode(**text_enc)
+    halo = unit(
+        "roofs",
+        mark("text", stroke="white", strokeWidth=3, strokeOpacity=0.85, aria=False, **text_props()),
+        text_enc(),
     )
-    labels = (
-        named("roofs").mark_text(aria=False, **text_props).encode(color=_colour(legend), **text_enc)
+    labels = unit(
+        "roofs",
+        mark("text", aria=False, **text_props()),
+        {"color": _colour(legend), **text_enc()},
     )
     layers = [lines]
     if has_ridges:
+        ridge_mark = mark(
+            "point", filled=False, fill="white", fillOpacity=1, size=70, strokeWidth=1.5, clip=True
+        )
         layers.append(
-            named("ridges")
-            .mark_point(
-                filled=False, fill="white", fillOpacity=1, size=70, strokeWidth=1.5, clip=True
-            )
-            .encode(
-                color=_colour(legend),
-                shape=_shape(legend),
-                description=alt.Description(field="text", type="nominal"),
-                tooltip=[alt.Tooltip(field="text", type="nominal", title="Ridge")],
+            unit(
+                "ridges",
+                ridge_mark,
+                {
+                    "color": _colour(legend),
+                    "shape": _shape(legend),
+                    "description": nominal("text"),
+                    "tooltip": tooltip([("text", "Ridge")]),
+                },
             )
         )
     return [*layers, halo, labels]

@@ -1,9 +1,8 @@
 """The data rows of the hierarchical roofline: roofs, ridges, points, joins, sweeps, arrows.
 
 Every field a layer draws is computed here (Vega-Lite runs no transforms), and the rows
-are attached to the spec as named datasets, so that thousands of them never go through
-Altair. Coordinates are in FLOP/byte (x) and FLOP/s (y); texts are written by
-:mod:`roofgen.units` in the charts' style (trailing zeros kept).
+are attached to the spec as named datasets. Coordinates are in FLOP/byte (x) and FLOP/s
+(y); texts are written by :mod:`roofgen.units` in the charts' style (trailing zeros kept).
 """
 
 from __future__ import annotations

@@ -29,6 +29,14 @@ def analysis_document(result: CheckResult) -> dict[str, Any]:
     return analysis_json(result.analysis, result.problems, result.advice)
 
 
+def json_text(doc: Any, indent: int | None = 2) -> str:
+    """``doc`` as strict JSON text (a float that is not finite written as null), with
+    a final newline."""
+    from roofgen.report.jsontext import dumps
+
+    return dumps(doc, indent) + "\n"
+
+
 def analysis_text(result: CheckResult) -> str:
     """`roofgen analyze`: the analysis as text for a terminal."""
     from roofgen.report.analysis import analysis_text as text

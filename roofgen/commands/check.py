@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from roofgen.commands.common import (
@@ -36,7 +34,7 @@ def check_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, strict
             "files": list(result.files),
             "problems": [p.to_json() for p in result.problems],
         }
-        write_output(json.dumps(doc, indent=2) + "\n", output, force)
+        write_output(json_text(doc), output, force)
     elif not quiet:
         counts = count_problems(result.problems)
         say(f"{len(result.files)} file(s) checked: {counts}", fg="red" if failed else "green")

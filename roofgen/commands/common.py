@@ -162,18 +162,8 @@ def shown(path: Path) -> str:
 
 
 def json_text(doc: Any) -> str:
-    """``doc`` as indented JSON text: strict JSON, so a value that is not a finite
-    number (an overflow from extreme input) is written as null, never ``Infinity``."""
-    import json
+    """``doc`` as indented, strict JSON text: a value that is not a finite number (an
+    overflow from extreme input) is written as null, never ``Infinity``."""
+    from roofgen.api import json_text as strict
 
-    return json.dumps(_finite(doc), indent=2, allow_nan=False) + "\n"
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if value == value and abs(value) != float("inf") else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+    return strict(doc, indent=2)

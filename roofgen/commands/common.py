@@ -167,3 +167,11 @@ def json_text(doc: Any) -> str:
     from roofgen.api import json_text as strict
 
     return strict(doc, indent=2)
+
+
+def indented(indent: bool | None, output: str) -> int | None:
+    """The JSON indent for ``--indent/--no-indent``: by default indented only for a
+    reader, that is on stdout when it is a terminal; compact into a file or a pipe."""
+    if indent is None:
+        indent = output == "-" and bool(getattr(sys.stdout, "isatty", lambda: False)())
+    return 2 if indent else None

@@ -14,7 +14,13 @@ import math
 from typing import Any
 
 from roofgen.advice import Advice
-from roofgen.analysis.analyse import Analysis, LaunchResult, MachineResult, VariantResult
+from roofgen.analysis.analyse import (
+    Analysis,
+    CaseResult,
+    LaunchResult,
+    MachineResult,
+    VariantResult,
+)
 from roofgen.analysis.kinds import LAUNCH_KINDS, VARIANT_KINDS
 from roofgen.problems import Problem
 from roofgen.report.sections import add_case_sections
@@ -139,11 +145,23 @@ def variant_json(v: VariantResult) -> dict[str, Any]:
     }
 
 
-def analysis_json(
+def case_json(c: CaseResult, advice: Advice | None = None) -> dict[str, Any]:
+    """One case of the analysis JSON: its variants and launches, and its sections."""
+    doc = {
+        "id": c.case.id,
+        "title": c.case.title,
+        "file": c.case.file,
+        "variants": [variant_json(v) for v in c.variants],
+    }
+    return add_case_sections(doc, c, advice)
+
+
+def analysis_fields(
     analysis: Analysis, problems: list[Problem] | None = None, advice: Advice | None = None
 ) -> dict[str, Any]:
-    """The stable, versioned output of `roofgen analyze --format json` (recommendations
-    from ``advice``, as `check` computed them with the team's rules)."""
+    """The top-level fields of :func:`analysis_json`, in order, with ``cases`` an
+    iterator that makes each case's object when it is reached: written by
+    :func:`roofgen.report.jsontext.stream`, one case is held as JSON values at a time."""
     t = analysis.thresholds
     return {
         "roofgen_output": OUTPUT_VERSION,
@@ -154,21 +172,19 @@ def analysis_json(
             "below_roofs_efficiency": t.below_roofs_efficiency,
         },
         "machines": [_machine_json(m) for m in analysis.machines],
-        "cases": [
-            add_case_sections(
-                {
-                    "id": c.case.id,
-                    "title": c.case.title,
-                    "file": c.case.file,
-                    "variants": [variant_json(v) for v in c.variants],
-                },
-                c,
-                advice,
-            )
-            for c in analysis.cases
-        ],
+        "cases": (case_json(c, advice) for c in analysis.cases),
         "problems": [p.to_json() for p in problems or []],
     }
+
+
+def analysis_json(
+    analysis: Analysis, problems: list[Problem] | None = None, advice: Advice | None = None
+) -> dict[str, Any]:
+    """The stable, versioned output of `roofgen analyze --format json` (recommendations
+    from ``advice``, as `check` computed them with the team's rules), whole."""
+    doc = analysis_fields(analysis, problems, advice)
+    doc["cases"] = list(doc["cases"])
+    return doc
 
 
 def analysis_text(analysis: Analysis) -> str:

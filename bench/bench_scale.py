@@ -2,7 +2,8 @@
 
 Run from the repository root::
 
-    python bench/bench_scale.py [--cases 10 20 100 200 1000] [--keep DIR]
+    python bench/bench_scale.py [--cases 10 20 100 200 1000] [--steps STEP...]
+                                [--baseline DIR] [--keep DIR]
 
 For each case count it writes synthetic specs (one machine; every case has 10
 kernels x 2 variants, as bench/bench_site.py writes them) and runs each step in a
@@ -20,14 +21,20 @@ allocation several times, so the timed run is untraced; above 100 cases tracing
 grows far slower than the step - minutes for an analysis of 200 cases that takes
 3 s - and the traced runs are skipped), and ``ru_maxrss`` of the child and of its
 own children (the chart renderers), which the memory target is checked against.
+Check and analyze import what the CLI imports, not the site's modules.
 Builds split roofgen's own time (``roofgen``: check, context, charts, pages,
 writing files) from MkDocs' build (``mkdocs``), which always renders every page.
+
+``--steps`` runs some of the steps only. ``--baseline DIR`` also measures the analyze
+step of another roofgen checkout (e.g. ``git worktree add /tmp/base 9ccb7be``) on the
+same specs in the same run, and prints the ratios of time and peak memory.
 
 Targets, checked at the end:
 
 * 20 -> 200 cases costs at most 12x the total cold build time;
 * after a one-case change, roofgen's own time is under 15% of its cold build's;
-* the peak memory of every process stays under 2 GB at 1,000 cases.
+* the peak memory of every process stays under 2 GB at 1,000 cases;
+* analyze's peak memory (``maxrss``) stays under 300 MB at 1,000 cases.
 """
 
 from __future__ import annotations
@@ -54,6 +61,8 @@ GB = 1024**3
 SCALING = (20, 200, 12.0)  # from, to, at most this many times the total build time
 CHANGE_SHARE = 0.15  # roofgen's time after a one-case change, of its cold build
 MEMORY_LIMIT = 2 * GB
+ANALYZE_LIMIT = 300 * 1024**2  # analyze's maxrss at 1,000 cases
+BASELINE = "analyze@baseline"  # the analyze step of --baseline's checkout
 STEPS = ("check", "analyze", "cold", "warm", "changed")
 TRACE_MAX = 100  # cases; above, no traced runs (see the module's docstring)
 
@@ -104,11 +113,15 @@ def _run_step(step: str, root: Path) -> dict[str, Any]:
     return out
 
 
-def child(step: str, root: Path, trace: bool) -> None:
+def child(step: str, root: Path, trace: bool, source: Path | None) -> None:
+    if source is not None:  # another checkout's roofgen (--baseline)
+        sys.path.insert(0, str(source))
     import_start = time.perf_counter()
     import roofgen.api  # noqa: F401 - imports are timed apart from the step
-    import roofgen.site.build  # noqa: F401
+    import roofgen.cli  # noqa: F401
 
+    if step not in ("check", "analyze"):  # they hold only what the CLI imports
+        import roofgen.site.build  # noqa: F401
     imports = time.perf_counter() - import_start
     if trace:
         tracemalloc.start()
@@ -125,10 +138,12 @@ def child(step: str, root: Path, trace: bool) -> None:
 # --------------------------------------------------------------------------- parent
 
 
-def _spawn(step: str, root: Path, trace: bool) -> dict[str, Any]:
+def _spawn(step: str, root: Path, trace: bool, source: Path | None = None) -> dict[str, Any]:
     command = [sys.executable, __file__, "--child", step, "--root", str(root)]
     if trace:
         command.append("--trace")
+    if source is not None:
+        command += ["--source", str(source)]
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT,
                           env={**os.environ, "NO_COLOR": "1"})  # fmt: skip
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
@@ -170,7 +185,9 @@ def _row(step: str, timed: dict[str, Any], traced: dict[str, Any] | None) -> str
     return line
 
 
-def bench(cases: int, workdir: Path) -> dict[str, dict[str, Any]]:
+def bench(
+    cases: int, workdir: Path, steps: tuple[str, ...] = STEPS, baseline: Path | None = None
+) -> dict[str, dict[str, Any]]:
     from bench_site import write_specs
 
     root = workdir / f"cases-{cases}"
@@ -179,7 +196,7 @@ def bench(cases: int, workdir: Path) -> dict[str, dict[str, Any]]:
     files = len(list((root / "specs").rglob("*.yaml")))
     print(f"{cases} cases x 10 kernels x 2 variants ({files} files):", flush=True)
     results: dict[str, dict[str, Any]] = {}
-    for step in STEPS:
+    for step in steps:
         if step == "changed":
             _edit_one_case(root)
         timed = _spawn(step, root, trace=False)
@@ -192,24 +209,51 @@ def bench(cases: int, workdir: Path) -> dict[str, dict[str, Any]]:
             traced = _spawn(step, root, trace=True)
         results[step] = {**timed, "python_peak": (traced or {}).get("python_peak")}
         print(_row(step, timed, traced), flush=True)
-    cold, changed = results["cold"], results["changed"]
-    share = changed["roofgen"] / cold["roofgen"]
-    print(f"  after a one-case change roofgen takes {share:.1%} of its cold build's time "
-          f"({'meets' if share < CHANGE_SHARE else 'MISSES'} the "
-          f"{CHANGE_SHARE:.0%} target); MkDocs {changed['mkdocs']:.2f} s", flush=True)  # fmt: skip
+        if step == "analyze" and baseline is not None:
+            results[BASELINE] = {**_spawn(step, root, trace=False, source=baseline),
+                                 "python_peak": None}  # fmt: skip
+            print(_row("baseline", results[BASELINE], None), flush=True)
+    if "cold" in results and "changed" in results:
+        cold, changed = results["cold"], results["changed"]
+        share = changed["roofgen"] / cold["roofgen"]
+        print(f"  after a one-case change roofgen takes {share:.1%} of its cold build's time "
+              f"({_meets(share < CHANGE_SHARE)} the {CHANGE_SHARE:.0%} target); "
+              f"MkDocs {changed['mkdocs']:.2f} s", flush=True)  # fmt: skip
     return results
 
 
 def _peak(results: dict[str, dict[str, Any]]) -> int:
     return max(
-        max(r["maxrss"], r["children_maxrss"], r.get("python_peak") or 0) for r in results.values()
+        max(r["maxrss"], r["children_maxrss"], r.get("python_peak") or 0)
+        for step, r in results.items()
+        if step != BASELINE
     )
+
+
+def _meets(ok: bool) -> str:
+    return "meets" if ok else "MISSES"
+
+
+def _analyze_verdict(n: int, results: dict[str, dict[str, Any]]) -> str:
+    """analyze's time and peak memory, against the target and the baseline's."""
+    now = results["analyze"]
+    line = (f"{n} cases: analyze {now['seconds']:.2f} s, peak {_mb(now['maxrss']).strip()} MB "
+            f"({_meets(now['maxrss'] < ANALYZE_LIMIT)} the {_mb(ANALYZE_LIMIT).strip()} MB "
+            "target)")  # fmt: skip
+    if "check" in results:  # the floor: analyze checks first, and holds the analysis
+        line += f"; check alone {_mb(results['check']['maxrss']).strip()} MB"
+    base = results.get(BASELINE)
+    if base is not None:
+        line += (f"; baseline {base['seconds']:.2f} s, {_mb(base['maxrss']).strip()} MB: "
+                 f"time x{now['seconds'] / base['seconds']:.2f}, "
+                 f"peak x{now['maxrss'] / base['maxrss']:.2f}")  # fmt: skip
+    return line
 
 
 def verdicts(all_results: dict[int, dict[str, dict[str, Any]]]) -> list[str]:
     lines = []
     low, high, limit = SCALING
-    if low in all_results and high in all_results:
+    if all("cold" in all_results.get(n, {}) for n in (low, high)):
 
         def total(n: int) -> float:
             cold = all_results[n]["cold"]
@@ -218,42 +262,49 @@ def verdicts(all_results: dict[int, dict[str, dict[str, Any]]]) -> list[str]:
         ratio = total(high) / total(low)
         lines.append(
             f"{low} -> {high} cases: cold build {total(low):.1f} s -> {total(high):.1f} s, "
-            f"{ratio:.1f}x ({'meets' if ratio <= limit else 'MISSES'} the {limit:g}x target)"
+            f"{ratio:.1f}x ({_meets(ratio <= limit)} the {limit:g}x target)"
         )
     for n, results in sorted(all_results.items()):
-        share = results["changed"]["roofgen"] / results["cold"]["roofgen"]
-        lines.append(
-            f"{n} cases: one-case change {share:.1%} of the cold build's roofgen time "
-            f"({'meets' if share < CHANGE_SHARE else 'MISSES'} {CHANGE_SHARE:.0%}); "
-            f"peak memory of a process {_peak(results) / GB:.2f} GB"
-            + (
-                f" ({'meets' if _peak(results) < MEMORY_LIMIT else 'MISSES'} the 2 GB target)"
-                if n >= 1000
-                else ""
-            )
-        )
+        line = f"{n} cases: "
+        if "cold" in results and "changed" in results:
+            share = results["changed"]["roofgen"] / results["cold"]["roofgen"]
+            line += (f"one-case change {share:.1%} of the cold build's roofgen time "
+                     f"({_meets(share < CHANGE_SHARE)} {CHANGE_SHARE:.0%}); ")  # fmt: skip
+        line += f"peak memory of a process {_peak(results) / GB:.2f} GB"
+        if n >= 1000:
+            line += f" ({_meets(_peak(results) < MEMORY_LIMIT)} the 2 GB target)"
+        lines.append(line)
+        if n >= 1000 and "analyze" in results:
+            lines.append(_analyze_verdict(n, results))
     return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--cases", type=int, nargs="+", default=[10, 20, 100, 200, 1000])
+    parser.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS),
+                        help="Run these steps only (in the usual order).")  # fmt: skip
+    parser.add_argument("--baseline", type=Path,
+                        help="Also measure the analyze step of this roofgen checkout.")  # fmt: skip
     parser.add_argument("--keep", type=Path, help="Work in this folder and keep it.")
     parser.add_argument("--json", type=Path, help="Also write every measurement here.")
     parser.add_argument("--child", choices=STEPS, help=argparse.SUPPRESS)
     parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--source", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.root, args.trace)
+        child(args.child, args.root, args.trace, args.source)
         return
+    steps = tuple(step for step in STEPS if step in args.steps)
+    baseline = args.baseline.resolve() if args.baseline else None
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="roofgen-scale-"))
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs", flush=True)
     all_results: dict[int, dict[str, dict[str, Any]]] = {}
     try:
         for cases in args.cases:
-            all_results[cases] = bench(cases, workdir)
+            all_results[cases] = bench(cases, workdir, steps, baseline)
     finally:
         if args.keep is None:
             shutil.rmtree(workdir, ignore_errors=True)

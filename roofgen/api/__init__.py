@@ -3,7 +3,7 @@ only these; the notebook API (:mod:`roofgen.api.workspace`) builds on them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,25 @@ def analysis_document(result: CheckResult) -> dict[str, Any]:
 
     assert result.analysis is not None
     return analysis_json(result.analysis, result.problems, result.advice)
+
+
+def analysis_json_chunks(result: CheckResult, indent: int | None = None) -> Iterator[str]:
+    """`roofgen analyze --format json`: the analysis JSON as strict text in chunks, one
+    case's object made and encoded at a time (compact, or indented by ``indent``
+    spaces); joined, byte for byte the encoding of :func:`analysis_document`."""
+    from roofgen.report.analysis import analysis_fields
+    from roofgen.report.jsontext import stream
+
+    assert result.analysis is not None
+    return stream(analysis_fields(result.analysis, result.problems, result.advice), indent)
+
+
+def json_text(doc: Any, indent: int | None = 2) -> str:
+    """``doc`` as strict JSON text (a float that is not finite written as null), with
+    a final newline."""
+    from roofgen.report.jsontext import dumps
+
+    return dumps(doc, indent) + "\n"
 
 
 def analysis_text(result: CheckResult) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from itertools import chain
 
 import click
 
@@ -11,6 +11,7 @@ from roofgen.commands.common import (
     Failure,
     common,
     count_problems,
+    indented,
     json_text,
     run_check,
     say,
@@ -36,7 +37,7 @@ def check_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, strict
             "files": list(result.files),
             "problems": [p.to_json() for p in result.problems],
         }
-        write_output(json.dumps(doc, indent=2) + "\n", output, force)
+        write_output(json_text(doc), output, force)
     elif not quiet:
         counts = count_problems(result.problems)
         say(f"{len(result.files)} file(s) checked: {counts}", fg="red" if failed else "green")
@@ -48,19 +49,23 @@ def check_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, strict
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv"]), default="text",
               help="csv: one row per variant and launch; nested keys joined with '/'.")  # fmt: skip
+@click.option("--indent/--no-indent", default=None,
+              help="json: indented, or compact. Default: indented on a terminal, compact "
+                   "into a file or a pipe.")  # fmt: skip
 @click.option("-o", "--output", default="-", help="Where the report goes ('-': stdout).")
 @click.option("--force", is_flag=True, help="Overwrite the output file.")
 @common
-def analyze_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, strict: bool,
-                quiet: bool, verbose: bool) -> None:  # fmt: skip
+def analyze_cmd(paths: tuple[str, ...], fmt: str, indent: bool | None, output: str, force: bool,
+                strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
     """Analyse the specs: bounds, binding roof, efficiency, headroom per launch and variant."""
-    from roofgen.api import analysis_csv, analysis_document, analysis_text
+    from roofgen.api import analysis_csv, analysis_json_chunks, analysis_text
 
     result = run_check(paths, strict, quiet, verbose)
     if result.failed(strict) or result.analysis is None:
         raise Failure(EXIT_INVALID)
     if fmt == "json":
-        text = json_text(analysis_document(result))
+        # Case by case: only the text is held whole, never every case's JSON values.
+        text = "".join(chain(analysis_json_chunks(result, indented(indent, output)), ["\n"]))
     elif fmt == "csv":
         text = analysis_csv(result)
     else:

@@ -164,18 +164,16 @@ def shown(path: Path) -> str:
 
 
 def json_text(doc: Any) -> str:
-    """``doc`` as indented JSON text: strict JSON, so a value that is not a finite
-    number (an overflow from extreme input) is written as null, never ``Infinity``."""
-    import json
+    """``doc`` as indented, strict JSON text: a value that is not a finite number (an
+    overflow from extreme input) is written as null, never ``Infinity``."""
+    from roofgen.api import json_text as strict
 
-    return json.dumps(_finite(doc), indent=2, allow_nan=False) + "\n"
+    return strict(doc, indent=2)
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if value == value and abs(value) != float("inf") else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+def indented(indent: bool | None, output: str) -> int | None:
+    """The JSON indent for ``--indent/--no-indent``: by default indented only for a
+    reader, that is on stdout when it is a terminal; compact into a file or a pipe."""
+    if indent is None:
+        indent = output == "-" and bool(getattr(sys.stdout, "isatty", lambda: False)())
+    return 2 if indent else None

@@ -10,11 +10,18 @@ properties, named with their units as in the analysis (``bound_s``, ``bus_b``,
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any
 
 from roofgen.advice import Advice
-from roofgen.analysis.analyse import Analysis, LaunchResult, MachineResult, VariantResult
+from roofgen.analysis.analyse import (
+    Analysis,
+    CaseResult,
+    LaunchResult,
+    MachineResult,
+    VariantResult,
+)
 from roofgen.analysis.kinds import LAUNCH_KINDS, VARIANT_KINDS
 from roofgen.problems import Problem
 from roofgen.report.sections import add_case_sections
@@ -49,19 +56,30 @@ def roofline_json(value: Any) -> Any:
     """A roofline kind's result as JSON values: a result object as an object of its
     fields then its properties (in the order the class defines them), tuples as arrays,
     a non-finite number as null."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: roofline_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        for name, attr in vars(type(value)).items():
-            if isinstance(attr, property):
-                out[name] = roofline_json(getattr(value, name))
-        return out
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, str | int):
+        return value
     if isinstance(value, dict):
         return {str(k): roofline_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [roofline_json(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
+    cls: type = type(value)
+    names = _result_names(cls)
+    if names is None:
+        return value
+    return {name: roofline_json(getattr(value, name)) for name in names}
+
+
+@functools.cache
+def _result_names(cls: type) -> tuple[str, ...] | None:
+    """A result class's fields then its properties, in the order the class defines
+    them (read once per class: the JSON of 1,000 cases reads a million values); None
+    for a class that is not a dataclass."""
+    if not dataclasses.is_dataclass(cls):
         return None
-    return value
+    fields = tuple(f.name for f in dataclasses.fields(cls))
+    return fields + tuple(n for n, attr in vars(cls).items() if isinstance(attr, property))
 
 
 def _machine_json(m: MachineResult) -> dict[str, Any]:
@@ -139,11 +157,23 @@ def variant_json(v: VariantResult) -> dict[str, Any]:
     }
 
 
-def analysis_json(
+def case_json(c: CaseResult, advice: Advice | None = None) -> dict[str, Any]:
+    """One case of the analysis JSON: its variants and launches, and its sections."""
+    doc = {
+        "id": c.case.id,
+        "title": c.case.title,
+        "file": c.case.file,
+        "variants": [variant_json(v) for v in c.variants],
+    }
+    return add_case_sections(doc, c, advice)
+
+
+def analysis_fields(
     analysis: Analysis, problems: list[Problem] | None = None, advice: Advice | None = None
 ) -> dict[str, Any]:
-    """The stable, versioned output of `roofgen analyze --format json` (recommendations
-    from ``advice``, as `check` computed them with the team's rules)."""
+    """The top-level fields of :func:`analysis_json`, in order, with ``cases`` an
+    iterator that makes each case's object when it is reached: written by
+    :func:`roofgen.report.jsontext.stream`, one case is held as JSON values at a time."""
     t = analysis.thresholds
     return {
         "roofgen_output": OUTPUT_VERSION,
@@ -154,21 +184,19 @@ def analysis_json(
             "below_roofs_efficiency": t.below_roofs_efficiency,
         },
         "machines": [_machine_json(m) for m in analysis.machines],
-        "cases": [
-            add_case_sections(
-                {
-                    "id": c.case.id,
-                    "title": c.case.title,
-                    "file": c.case.file,
-                    "variants": [variant_json(v) for v in c.variants],
-                },
-                c,
-                advice,
-            )
-            for c in analysis.cases
-        ],
+        "cases": (case_json(c, advice) for c in analysis.cases),
         "problems": [p.to_json() for p in problems or []],
     }
+
+
+def analysis_json(
+    analysis: Analysis, problems: list[Problem] | None = None, advice: Advice | None = None
+) -> dict[str, Any]:
+    """The stable, versioned output of `roofgen analyze --format json` (recommendations
+    from ``advice``, as `check` computed them with the team's rules), whole."""
+    doc = analysis_fields(analysis, problems, advice)
+    doc["cases"] = list(doc["cases"])
+    return doc
 
 
 def analysis_text(analysis: Analysis) -> str:

@@ -37,6 +37,7 @@ import os
 import secrets
 import stat
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["WriteRefused", "confinement", "write_atomic", "write_cache_entry", "write_file"]
@@ -69,16 +70,27 @@ class WriteRefused(OSError):
 
 
 def write_file(
-    path: Path | str, data: str | bytes, *, root: Path | str | None = None, private: bool = False
+    path: Path | str,
+    data: str | bytes | Iterable[str],
+    *,
+    root: Path | str | None = None,
+    private: bool = False,
 ) -> None:
-    """Write ``data`` (text as UTF-8, newlines as given) to ``path``, whole, inside
+    """Write ``data`` (text as UTF-8, newlines as given; or text chunks, written as they
+    come, so that a long document is never whole in memory) to ``path``, whole, inside
     ``root`` (default: :func:`confinement`); raises :class:`WriteRefused`. ``private``:
     a cache entry, the owner's alone."""
     target = Path(os.path.abspath(path))
     base = Path(os.path.abspath(root)) if root is not None else confinement(target)
     if target == base or not target.is_relative_to(base):
         raise WriteRefused(path, f"it is outside {base}")
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    payload: Iterable[bytes]
+    if isinstance(data, str):
+        payload = [data.encode("utf-8")]
+    elif isinstance(data, bytes):
+        payload = [data]
+    else:
+        payload = (chunk.encode("utf-8") for chunk in data)
     _make_folders(base, 0o700 if private else 0o777)  # the root itself is trusted
     parts = list(target.relative_to(base).parts)
     if DIR_FD:
@@ -167,7 +179,9 @@ def _temp_name(name: str) -> str:
 # --------------------------------------------------------------------------- by descriptor
 
 
-def _write_by_fd(shown: str, base: Path, parts: list[str], payload: bytes, private: bool) -> None:
+def _write_by_fd(
+    shown: str, base: Path, parts: list[str], payload: Iterable[bytes], private: bool
+) -> None:
     root_fd = os.open(base, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     try:
         fd, name, mode = _locate(shown, root_fd, base, parts, 0o700 if private else 0o777)
@@ -245,7 +259,7 @@ def _through(shown: str, base: Path, real_base: str, parts: list[str], i: int) -
     return rest
 
 
-def _replace(fd: int, name: str, payload: bytes, create: int, mode: int | None) -> None:
+def _replace(fd: int, name: str, payload: Iterable[bytes], create: int, mode: int | None) -> None:
     """A temporary file in folder ``fd``, then a rename over ``name``."""
     out, tmp = -1, ""
     for _ in range(_MAX_TRIES):
@@ -259,7 +273,8 @@ def _replace(fd: int, name: str, payload: bytes, create: int, mode: int | None) 
         raise FileExistsError(errno.EEXIST, "no free temporary name beside it", name)
     try:
         with os.fdopen(out, "wb") as handle:
-            handle.write(payload)
+            for chunk in payload:
+                handle.write(chunk)
             if mode is not None:
                 os.fchmod(handle.fileno(), mode)
         os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
@@ -272,7 +287,9 @@ def _replace(fd: int, name: str, payload: bytes, create: int, mode: int | None) 
 # --------------------------------------------------------------------------- by path
 
 
-def _write_by_path(shown: str, base: Path, target: Path, payload: bytes, private: bool) -> None:
+def _write_by_path(
+    shown: str, base: Path, target: Path, payload: Iterable[bytes], private: bool
+) -> None:
     """The same checks on resolved paths, where folders cannot be walked by descriptor."""
     real_base = os.path.realpath(base)
     real = os.path.realpath(target)
@@ -293,7 +310,8 @@ def _write_by_path(shown: str, base: Path, target: Path, payload: bytes, private
         raise FileExistsError(errno.EEXIST, "no free temporary name beside it", shown)
     try:
         with os.fdopen(out, "wb") as handle:
-            handle.write(payload)
+            for chunk in payload:
+                handle.write(chunk)
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, real)

@@ -320,3 +320,20 @@ LAYOUT = [
 def test_an_edit_keeps_the_files_layout(original, edited, written):
     assert keep_layout(original, edited) == written
     assert lf_text(written).rstrip("\n") == edited.rstrip("\n")
+
+
+def test_chunks_are_written_in_order_and_a_failing_producer_leaves_the_old_file(
+    tmp_path: Path, mode: str
+) -> None:
+    target = tmp_path / "out.json"
+    write_file(target, iter(["[1,", "2,", "3]"]), root=tmp_path)
+    assert target.read_bytes() == b"[1,2,3]"
+
+    def failing():
+        yield "[4,"
+        raise RuntimeError("the analysis failed half-way")
+
+    with pytest.raises(RuntimeError):
+        write_file(target, failing(), root=tmp_path)
+    assert target.read_bytes() == b"[1,2,3]"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import chain
 
 import click
@@ -63,9 +64,11 @@ def analyze_cmd(paths: tuple[str, ...], fmt: str, indent: bool | None, output: s
     result = run_check(paths, strict, quiet, verbose)
     if result.failed(strict) or result.analysis is None:
         raise Failure(EXIT_INVALID)
+    text: str | Iterable[str]
     if fmt == "json":
-        # Case by case: only the text is held whole, never every case's JSON values.
-        text = "".join(chain(analysis_json_chunks(result, indented(indent, output)), ["\n"]))
+        # Case by case, written as it is made: neither every case's JSON values nor the
+        # whole text are ever held at once.
+        text = chain(analysis_json_chunks(result, indented(indent, output)), ["\n"])
     elif fmt == "csv":
         text = analysis_csv(result)
     else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import wraps
 from pathlib import Path
 from typing import Any
@@ -100,14 +100,15 @@ def report_problems(problems: list[Any], quiet: bool, verbose: bool, strict: boo
         say(p.format(), fg=colour)
 
 
-def write_output(text: str, output: str, force: bool) -> None:
-    """``text`` to stdout ('-') or to the file ``output`` (through
+def write_output(text: str | Iterable[str], output: str, force: bool) -> None:
+    """``text`` (or its chunks) to stdout ('-') or to the file ``output`` (through
     :func:`roofgen.files.write_file`: inside the project, or the folder the user
     named; raises WriteRefused, which the CLI reports)."""
     from roofgen.files import write_file
 
     if output == "-":
-        click.echo(text, nl=False)
+        for chunk in [text] if isinstance(text, str) else text:
+            click.echo(chunk, nl=False)
         return
     target = Path(output)
     if os.path.lexists(target) and not force:

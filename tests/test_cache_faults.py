@@ -26,15 +26,15 @@ def test_an_unwritable_cache_folder_only_costs_time(tmp_path, monkeypatch, capsy
 
 @pytest.mark.parametrize(
     "garbage",
-    [b"", b"\x80\x05garbage", b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00K\x01.", b"x" * 64],
-    ids=["empty", "truncated", "another-type", "not-a-pickle"],
+    [b"", b'{"roofgen_document": 1, "kind": "ca', b'{"passed": 7, "digest": [1]}', b"x" * 64],
+    ids=["empty", "truncated", "another-shape", "not-json"],
 )
 def test_damaged_cache_entries_are_misses(tmp_path, monkeypatch, capsys, garbage) -> None:
     shutil.copytree(MINIMAL, tmp_path / "specs")
     monkeypatch.chdir(tmp_path)
     assert main(["build", "specs", "-j", "0", "--cache-dir", "cache"]) == 0
     entries = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
-    assert any(p.suffix == ".pickle" for p in entries)
+    assert any(p.name.startswith("doc-") and p.suffix == ".json" for p in entries)
     for entry in entries:
         entry.write_bytes(garbage)
     capsys.readouterr()

@@ -39,7 +39,7 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _entries(cache: Path) -> list[str]:
-    return sorted(p.name for p in (cache / "documents").glob("doc-*.pickle"))
+    return sorted(p.name for p in (cache / "documents").glob("doc-*.json"))
 
 
 def test_only_the_changed_file_is_parsed_again(specs, tmp_path, parsed) -> None:
@@ -75,9 +75,7 @@ def test_damaged_entries_are_ignored(specs, tmp_path, parsed) -> None:
     cache = tmp_path / "cache"
     check([specs], cache_dir=cache)
     for entry in (cache / "documents").iterdir():
-        entry.write_bytes(b"not a pickle")
-    for stale in cache.glob("check-*.pickle"):  # the whole-result cache too
-        stale.unlink()
+        entry.write_bytes(b"not JSON")
     parsed.clear()
     result = check([specs], cache_dir=cache)
     assert not result.failed()
@@ -127,9 +125,130 @@ def test_a_damaged_unit_table_is_ignored(specs, tmp_path) -> None:
     check([specs], cache_dir=cache)
     (table,) = cache.glob("units-*.json")
     table.write_text('{"GB/s": ["not a number", [["x", "y"]]], "TB/s": 7}', encoding="utf-8")
-    for entry in cache.glob("check-*.pickle"):
-        entry.unlink()  # the check runs again, with the damaged table
     quantity._TABLE.clear()
     result = check([specs], cache_dir=cache)
     assert not result.failed()
     assert analysis_document(result) == expected
+
+
+ROOT = Path(__file__).resolve().parent.parent
+KINDS = ("machine", "case")
+
+
+def _exact(value: object) -> object:
+    """``value`` with every scalar's type beside it: 1, 1.0 and True differ."""
+    if isinstance(value, dict):
+        return [(k, _exact(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [_exact(v) for v in value]
+    return (type(value).__name__, repr(value))
+
+
+def _round_trip(tmp_path: Path, source: Path, doc, kind: str):
+    from roofgen.spec.file_cache import DocumentCache
+
+    cache = DocumentCache(tmp_path)
+    assert cache.get(source, doc.file) is None  # a miss, which keys the path
+    cache.put(source, doc, kind)
+    return DocumentCache(tmp_path).get(source, doc.file)
+
+
+def _spec_files() -> list[Path]:
+    folders = [ROOT / "specs", ROOT / "tests" / "cases" / "valid"]
+    return sorted(p for folder in folders for p in folder.rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("source", _spec_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_example_spec_round_trips_exactly(tmp_path, source) -> None:
+    from roofgen.spec.yamlload import load_file
+
+    doc, _ = load_file(source, source.name)
+    if doc is None or not isinstance(doc.data, dict) or doc.data.get("kind") not in KINDS:
+        pytest.skip("not a spec document")
+    back = _round_trip(tmp_path, source, doc, doc.data["kind"])
+    assert back is not None
+    got, kind = back
+    assert kind == doc.data["kind"]
+    assert _exact(got.data) == _exact(doc.data)
+    assert list(got.positions.items()) == list(doc.positions.items())
+    assert list(got.key_positions.items()) == list(doc.key_positions.items())
+    assert (got.file, got.finite) == (doc.file, doc.finite)
+
+
+def test_values_json_could_blur_round_trip_exactly(tmp_path) -> None:
+    """Integers stay integers, floats floats (negative zero, the largest, NaN and the
+    infinities included), booleans booleans; path keys keep ints and strs apart."""
+    import math
+
+    from roofgen.spec.yamlload import Document
+
+    data = {"kind": "case", "ints": [0, -3, 10**300], "floats": [1.0, -0.0, 1.7976931348623157e308,
+            5e-324, math.inf, -math.inf], "flags": [True, False, None], "text": "Grüße \u00a0 \\n",
+            "1": {"0": [["nested"]]}}  # fmt: skip
+    doc = Document("case.yaml", data, {(): (1, 1), ("ints", 2): (3, 4), ("1", "0", 0, 0): (5, 6)},
+                   {("1",): (7, 8)}, finite=False)  # fmt: skip
+    source = tmp_path / "case.yaml"
+    source.write_text("anything\n")
+    back = _round_trip(tmp_path, source, doc, "case")
+    assert back is not None
+    got = back[0]
+    assert _exact(got.data) == _exact(data)
+    assert math.copysign(1.0, got.data["floats"][1]) == -1.0
+    assert list(got.positions) == [(), ("ints", 2), ("1", "0", 0, 0)]
+    assert got.key_positions == {("1",): (7, 8)} and got.finite is False
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        b"",
+        b"{",
+        b"\x80\x05\x95garbage",
+        b"[]",
+        b"null",
+        b'{"roofgen_document": 1}',
+        b'{"roofgen_document": true, "kind": "case", "finite": true, "data": {"kind": "case"},'
+        b' "positions": [[[], 1, 1]], "key_positions": []}',
+        b'{"roofgen_document": 1, "kind": "case", "finite": true, "data": {"kind": "machine"},'
+        b' "positions": [[[], 1, 1]], "key_positions": []}',
+        b'{"roofgen_document": 1, "kind": "rules", "finite": true, "data": {"kind": "rules"},'
+        b' "positions": [[[], 1, 1]], "key_positions": []}',
+        b'{"roofgen_document": 1, "kind": "case", "finite": 1, "data": {"kind": "case"},'
+        b' "positions": [[[], 1, 1]], "key_positions": []}',
+        b'{"roofgen_document": 1, "kind": "case", "finite": true, "data": {"kind": "case"},'
+        b' "positions": [[[true], 1, 1], [[], 1, 1]], "key_positions": []}',
+        b'{"roofgen_document": 1, "kind": "case", "finite": true, "data": {"kind": "case"},'
+        b' "positions": [[[], 0, 1]], "key_positions": []}',
+        b'{"roofgen_document": 1, "kind": "case", "finite": true, "data": {"kind": "case"},'
+        b' "positions": [[[], 1, 1]], "key_positions": [], "problems": []}',
+    ],
+    ids=[
+        "empty",
+        "truncated",
+        "a-pickle",
+        "a-list",
+        "null",
+        "no-fields",
+        "format-true",
+        "kind-mismatch",
+        "unknown-kind",
+        "finite-not-bool",
+        "bool-in-path",
+        "line-zero",
+        "extra-field",
+    ],  # fmt: skip
+)
+def test_entries_of_any_other_shape_are_ignored_and_rewritten(specs, tmp_path, parsed, entry):
+    cache = tmp_path / "cache"
+    expected = analysis_document(check([specs]))
+    check([specs], cache_dir=cache)
+    names = _entries(cache)
+    for path in (cache / "documents").iterdir():
+        path.write_bytes(entry)
+    parsed.clear()
+    result = check([specs], cache_dir=cache)
+    assert sorted(parsed) == sorted(p.name for p in specs.iterdir())  # every file a miss
+    assert analysis_document(result) == expected
+    assert _entries(cache) == names
+    for path in (cache / "documents").iterdir():
+        assert json.loads(path.read_bytes())["roofgen_document"] == 1  # written again

@@ -1,29 +1,36 @@
 """A cache of parsed and schema-validated spec documents, one entry per file.
 
-A change to one case file misses the whole-result cache in
-:mod:`roofgen.spec.check_cache`; without this cache every other file would be
-parsed and validated again. Each entry is keyed by the file's bytes, the name it
-is shown by, and roofgen's own files (a new roofgen never reads old entries).
-Only documents that loaded and validated without a problem are stored: the
-checks across files (ids, references, the machine library) and the analysis
-always run. Entries not used by the latest check are removed. The entries are
-pickles written by roofgen itself: keep the cache out of reach of untrusted
-input, as with the other caches.
+Without it every file would be parsed and validated again by each check; with it,
+after a change to one case file only that file is. Each entry is keyed by the
+file's bytes, the name it is shown by, and roofgen's own files (a new roofgen
+never reads old entries). Only documents that loaded and validated without a
+problem are stored: the checks across files (ids, references, the machine library)
+and the analysis always run. Entries not used by the latest check are removed.
+
+An entry is inert JSON (the document's data, the line and column of every path,
+whether every number is finite, its kind), never code or a pickle, and is taken
+only if it has exactly the shape :func:`_document` expects: anything else is a
+miss, and the entry is written again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import pickle
+import json
 import stat
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from roofgen.files import write_cache_entry
-from roofgen.spec.yamlload import MAX_FILE_BYTES, Document
+from roofgen.spec.yamlload import MAX_FILE_BYTES, Document, PathKey
 from roofgen.version import __version__
 
 _PREFIX = "doc-"
+_SUFFIX = ".json"
+_FORMAT = 1  # the entry's layout; bump when it changes
+_KINDS = ("machine", "case")
 _PACKAGE = Path(__file__).resolve().parent.parent  # roofgen/
 
 
@@ -43,31 +50,34 @@ class DocumentCache:
         self._keys[path] = key
         self._used.add(key)
         try:
-            with (self.dir / f"{_PREFIX}{key}.pickle").open("rb") as f:
-                entry = pickle.load(f)
-        except Exception:  # a damaged or foreign entry is a miss, whatever it raises
+            entry = json.loads((self.dir / f"{_PREFIX}{key}{_SUFFIX}").read_bytes())
+        except (OSError, ValueError, RecursionError):  # missing, damaged, not JSON
             return None
-        if not (isinstance(entry, tuple) and len(entry) == 2):
-            return None
-        doc, kind = entry
-        return (doc, kind) if isinstance(doc, Document) and isinstance(kind, str) else None
+        return _document(entry, display)
 
     def put(self, path: Path, doc: Document, kind: str) -> None:
         key = self._keys.get(path)
         if key is None:
             return
-        entry = pickle.dumps((doc, kind), protocol=pickle.HIGHEST_PROTOCOL)
-        write_cache_entry(self.dir / f"{_PREFIX}{key}.pickle", entry)
+        try:
+            data = _entry(doc, kind)
+        except (ValueError, TypeError, RecursionError):  # a value JSON cannot hold exactly
+            return
+        write_cache_entry(self.dir / f"{_PREFIX}{key}{_SUFFIX}", data)
 
     def prune(self) -> None:
-        """Remove the entries this check did not use (old versions of files)."""
+        """Remove the entries this check did not use (old versions of files, and the
+        pickles of an older roofgen)."""
         try:
-            entries = list(self.dir.glob(f"{_PREFIX}*.pickle"))
+            entries = list(self.dir.glob(f"{_PREFIX}*"))
         except OSError:
             return
         for entry in entries:
-            if entry.name[len(_PREFIX) : -len(".pickle")] not in self._used:
-                entry.unlink(missing_ok=True)
+            key = entry.name[len(_PREFIX) : -len(_SUFFIX)]
+            if not (entry.name.endswith(_SUFFIX) and key in self._used):
+                # A cache that cannot be pruned only keeps more entries.
+                with contextlib.suppress(OSError):
+                    entry.unlink(missing_ok=True)
 
     def _key(self, path: Path, display: str) -> str | None:
         try:
@@ -81,6 +91,60 @@ class DocumentCache:
         h.update(display.encode("utf-8", "surrogateescape") + b"\0")
         h.update(raw)
         return h.hexdigest()
+
+
+def _entry(doc: Document, kind: str) -> bytes:
+    entry = {
+        "roofgen_document": _FORMAT,
+        "kind": kind,
+        "finite": doc.finite,
+        "data": doc.data,
+        "positions": [[list(p), *at] for p, at in doc.positions.items()],
+        "key_positions": [[list(p), *at] for p, at in doc.key_positions.items()],
+    }
+    # Every value a document holds is a JSON value: str, int, float (NaN and infinities
+    # too, as Python's json writes and reads them), bool, None, lists and str-keyed
+    # mappings. A value that aliases share is written out at each place.
+    return json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+_KEYS = {"roofgen_document", "kind", "finite", "data", "positions", "key_positions"}
+
+
+def _document(entry: Any, display: str) -> tuple[Document, str] | None:
+    """The document and kind an entry holds, or None unless it has exactly the shape
+    :func:`_entry` writes."""
+    if not isinstance(entry, dict) or entry.keys() != _KEYS:
+        return None
+    kind, data, finite = entry["kind"], entry["data"], entry["finite"]
+    if type(entry["roofgen_document"]) is not int or entry["roofgen_document"] != _FORMAT:
+        return None
+    if kind not in _KINDS or not isinstance(finite, bool):
+        return None
+    if not isinstance(data, dict) or data.get("kind") != kind:
+        return None
+    positions = _positions(entry["positions"])
+    key_positions = _positions(entry["key_positions"])
+    if positions is None or key_positions is None or () not in positions:
+        return None
+    return Document(display, data, positions, key_positions, finite), kind
+
+
+def _positions(rows: Any) -> dict[PathKey, tuple[int, int]] | None:
+    if not isinstance(rows, list):
+        return None
+    out: dict[PathKey, tuple[int, int]] = {}
+    for row in rows:
+        if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], list)):
+            return None
+        path, line, column = row
+        if not (type(line) is int and type(column) is int and line >= 1 and column >= 1):
+            return None
+        for part in path:
+            if type(part) is not str and type(part) is not int:
+                return None
+        out[tuple(path)] = (line, column)
+    return out
 
 
 @cache

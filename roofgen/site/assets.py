@@ -11,8 +11,8 @@ classic scripts into the site:
     the page (``window.vega``/``window.vegaLite`` too, should vl-convert ever
     provide them; 1.9 does not, see ``_BUNDLE_SNIPPET``).  The Vega-Lite
     version is the one Altair generates specs for.  Bundling takes seconds, so
-    the result is cached on disk, keyed by the vl-convert and Vega-Lite
-    versions.
+    the result is cached in the user's cache folder (never a project's), keyed
+    by the vl-convert and Vega-Lite versions.
 
 ``assets/javascripts/roofgen-charts.js``
     Boot script: renders every ``<div class="roofgen-chart" data-spec-id="...">``
@@ -43,7 +43,6 @@ import hashlib
 import html
 import json
 import logging
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -156,10 +155,11 @@ def _vl_convert_version() -> str:
 
 
 def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/roofgen``, else ``~/.cache/roofgen``."""
-    base = os.environ.get("XDG_CACHE_HOME")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
-    return root / "roofgen"
+    """The Vega bundles' folder in the user's cache folder (``$XDG_CACHE_HOME/roofgen/vega``
+    on Linux): never a project's, so never one a repository can reach."""
+    from roofgen.site.cachedir import vega_folder
+
+    return vega_folder()
 
 
 def _cache_file(cache_dir: Path, vl_convert_version: str, vl_version: str) -> Path:
@@ -189,18 +189,20 @@ def _build_bundle(vl_version: str) -> str:
     return header + _BUNDLE_PROLOGUE + body + _BUNDLE_EPILOGUE
 
 
-def vega_bundle_js(cache_dir: Path | None = None) -> str:
+def vega_bundle_js(cache_dir: Path | None = None, *, use_cache: bool = True) -> str:
     """Text of the classic-script Vega bundle, from the cache when possible.
 
-    ``cache_dir`` defaults to :func:`default_cache_dir`.  A cache that cannot be
-    read or written only costs time: the bundle is then rebuilt every call.
+    ``cache_dir`` defaults to :func:`default_cache_dir`; a folder any file of which git
+    tracks is neither read nor written, and ``use_cache=False`` bundles afresh. A cache
+    that cannot be read or written only costs time: the bundle is then rebuilt.
     """
+    from roofgen.site.cachedir import secure_folder, tracked
+
     vl_version = vega_lite_version()
-    cache = _cache_file(
-        Path(cache_dir) if cache_dir is not None else default_cache_dir(),
-        _vl_convert_version(),
-        vl_version,
-    )
+    folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    if not use_cache or (cache_dir is not None and tracked(folder)) or secure_folder(folder):
+        return _build_bundle(vl_version)
+    cache = _cache_file(folder, _vl_convert_version(), vl_version)
     try:
         cached = cache.read_text(encoding="utf-8")
     except (OSError, ValueError):  # unreadable or not text: rebuilt below
@@ -221,7 +223,9 @@ def _own_script(site_path: str) -> str:
     return (data_dir("templates") / "assets" / Path(site_path).name).read_text("utf-8")
 
 
-def write_vega_bundle(dest_dir: Path, cache_dir: Path | None = None) -> list[str]:
+def write_vega_bundle(
+    dest_dir: Path, cache_dir: Path | None = None, *, use_cache: bool = True
+) -> list[str]:
     """Write the Vega bundle and the chart boot script under ``dest_dir``.
 
     ``dest_dir`` is the site (or MkDocs ``docs_dir``) root.  Returns the paths
@@ -229,7 +233,7 @@ def write_vega_bundle(dest_dir: Path, cache_dir: Path | None = None) -> list[str
     pages must load them (e.g. for MkDocs ``extra_javascript``).
     """
     dest = Path(dest_dir)
-    write_atomic(dest / VEGA_BUNDLE_PATH, vega_bundle_js(cache_dir))
+    write_atomic(dest / VEGA_BUNDLE_PATH, vega_bundle_js(cache_dir, use_cache=use_cache))
     write_atomic(dest / CHARTS_BOOT_PATH, _own_script(CHARTS_BOOT_PATH))
     return [VEGA_BUNDLE_PATH, CHARTS_BOOT_PATH]
 

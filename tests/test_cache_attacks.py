@@ -306,3 +306,18 @@ def test_the_check_result_of_a_json_entry_is_the_fresh_one(project) -> None:
     second = check([project / "specs"], cache_dir=folder)
     assert not first.failed()
     assert json.dumps(analysis_document(second)) == json.dumps(analysis_document(first))
+
+
+def test_without_a_user_cache_folder_a_build_keeps_no_cache(monkeypatch, tmp_path, make_settings):
+    from roofgen.site import cachedir
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(cachedir, "user_cache_root", no_home)
+    chosen = cachedir.choose(make_settings(tmp_path), tmp_path / "site", None, True)
+    note = "no user cache folder (Could not determine home directory.): building without it"
+    assert chosen == cachedir.Cache(None, vega=False, notes=(note,))
+    chosen = cachedir.choose(make_settings(tmp_path), tmp_path / "site", tmp_path / "c", True)
+    assert chosen == cachedir.Cache(tmp_path / "c", vega=False, notes=(note,))
+    assert stat.S_IMODE((tmp_path / "c").stat().st_mode) == 0o700

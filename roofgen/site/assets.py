@@ -199,7 +199,10 @@ def vega_bundle_js(cache_dir: Path | None = None, *, use_cache: bool = True) -> 
     from roofgen.site.cachedir import secure_folder, tracked
 
     vl_version = vega_lite_version()
-    folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    try:
+        folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    except (OSError, RuntimeError):  # no home folder to find the user's cache folder in
+        use_cache = False
     if not use_cache or (cache_dir is not None and tracked(folder)) or secure_folder(folder):
         return _build_bundle(vl_version)
     cache = _cache_file(folder, _vl_convert_version(), vl_version)

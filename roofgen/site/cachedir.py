@@ -77,9 +77,13 @@ def choose(settings: Settings, output: Path, cache_dir: Path | None, use_cache: 
     if not use_cache:
         return Cache(None, vega=False)
     notes: list[str] = []
-    root = user_cache_root()
-    user_ok = not tracked(root)  # a user cache folder inside a repository, say
-    if not user_ok:
+    try:
+        root = user_cache_root()
+    except (OSError, RuntimeError) as exc:  # no home folder to find it in
+        root = None
+        notes.append(f"no user cache folder ({exc}): building without it")
+    user_ok = root is not None and not tracked(root)  # not one inside a repository
+    if root is not None and not user_ok:
         notes.append(f"the cache folder {root} holds files git tracks: not used")
     if cache_dir is not None:
         if not tracked(cache_dir):
@@ -112,8 +116,11 @@ def secure_folder(folder: Path) -> str:
     used, or '' when it can: it is not a folder, it is another user's, or it cannot be
     created."""
     folder = Path(folder).absolute()
-    root = user_cache_root()
-    ours = [p for p in reversed((folder, *folder.parents)) if p == root or root in p.parents]
+    try:
+        root: Path | None = user_cache_root()
+    except (OSError, RuntimeError):
+        root = None
+    ours = [p for p in reversed((folder, *folder.parents)) if root in (p, *p.parents)]
     try:
         (ours[0] if ours else folder).parent.mkdir(parents=True, exist_ok=True)
         for path in ours or [folder]:

@@ -198,46 +198,53 @@ def test_values_json_could_blur_round_trip_exactly(tmp_path) -> None:
     assert got.key_positions == {("1",): (7, 8)} and got.finite is False
 
 
-@pytest.mark.parametrize(
-    "entry",
-    [
-        b"",
-        b"{",
-        b"\x80\x05\x95garbage",
-        b"[]",
-        b"null",
-        b'{"roofgen_document": 1}',
-        b'{"roofgen_document": true, "kind": "case", "finite": true, "data": {"kind": "case"},'
-        b' "positions": [[[], 1, 1]], "key_positions": []}',
-        b'{"roofgen_document": 1, "kind": "case", "finite": true, "data": {"kind": "machine"},'
-        b' "positions": [[[], 1, 1]], "key_positions": []}',
-        b'{"roofgen_document": 1, "kind": "rules", "finite": true, "data": {"kind": "rules"},'
-        b' "positions": [[[], 1, 1]], "key_positions": []}',
-        b'{"roofgen_document": 1, "kind": "case", "finite": 1, "data": {"kind": "case"},'
-        b' "positions": [[[], 1, 1]], "key_positions": []}',
-        b'{"roofgen_document": 1, "kind": "case", "finite": true, "data": {"kind": "case"},'
-        b' "positions": [[[true], 1, 1], [[], 1, 1]], "key_positions": []}',
-        b'{"roofgen_document": 1, "kind": "case", "finite": true, "data": {"kind": "case"},'
-        b' "positions": [[[], 0, 1]], "key_positions": []}',
-        b'{"roofgen_document": 1, "kind": "case", "finite": true, "data": {"kind": "case"},'
-        b' "positions": [[[], 1, 1]], "key_positions": [], "problems": []}',
-    ],
-    ids=[
-        "empty",
-        "truncated",
-        "a-pickle",
-        "a-list",
-        "null",
-        "no-fields",
-        "format-true",
-        "kind-mismatch",
-        "unknown-kind",
-        "finite-not-bool",
-        "bool-in-path",
-        "line-zero",
-        "extra-field",
-    ],  # fmt: skip
-)
+def _columns(paths: list, lines: list, columns: list) -> dict:
+    return {"paths": paths, "lines": lines, "columns": columns}
+
+
+# A well-formed entry (of a document that is not the file's), and ways to spoil it.
+_WELL_FORMED = {
+    "roofgen_document": 1, "kind": "case", "finite": True, "data": {"kind": "case"},
+    "positions": _columns([[]], [1], [1]), "key_positions": _columns([], [], []),
+}  # fmt: skip
+_SPOILT = {
+    "format-true": {"roofgen_document": True},
+    "format-2": {"roofgen_document": 2},
+    "kind-mismatch": {"data": {"kind": "machine"}},
+    "unknown-kind": {"kind": "rules", "data": {"kind": "rules"}},
+    "data-a-list": {"data": ["kind", "case"]},
+    "finite-not-bool": {"finite": 1},
+    "rows-not-columns": {"positions": [[[], 1, 1]]},
+    "bool-in-path": {"positions": _columns([[], [True]], [1, 1], [1, 1])},
+    "float-in-path": {"positions": _columns([[], [0.0]], [1, 1], [1, 1])},
+    "path-not-a-list": {"positions": _columns([[], "kind"], [1, 1], [1, 1])},
+    "line-zero": {"positions": _columns([[]], [0], [1])},
+    "line-bool": {"positions": _columns([[]], [True], [1])},
+    "column-float": {"positions": _columns([[]], [1], [1.0])},
+    "columns-of-other-lengths": {"positions": _columns([[], ["kind"]], [1, 2], [1])},
+    "no-root-position": {"positions": _columns([["kind"]], [1], [1])},
+    "extra-column": {"key_positions": {**_columns([], [], []), "files": []}},
+    "extra-field": {"problems": []},
+}
+_DAMAGED = {
+    "empty": b"",
+    "truncated": json.dumps(_WELL_FORMED).encode()[:40],
+    "a-pickle": b"\x80\x05\x95garbage",
+    "a-list": b"[]",
+    "null": b"null",
+    "no-fields": b'{"roofgen_document": 1}',
+    **{name: json.dumps({**_WELL_FORMED, **change}).encode() for name, change in _SPOILT.items()},
+}
+
+
+def test_the_well_formed_entry_is_taken() -> None:
+    from roofgen.spec.file_cache import _document
+
+    taken = _document(_WELL_FORMED, "case.yaml")
+    assert taken is not None and taken[0].positions == {(): (1, 1)}
+
+
+@pytest.mark.parametrize("entry", list(_DAMAGED.values()), ids=list(_DAMAGED))
 def test_entries_of_any_other_shape_are_ignored_and_rewritten(specs, tmp_path, parsed, entry):
     cache = tmp_path / "cache"
     expected = analysis_document(check([specs]))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import stat
 from functools import cache
@@ -99,8 +100,8 @@ def _entry(doc: Document, kind: str) -> bytes:
         "kind": kind,
         "finite": doc.finite,
         "data": doc.data,
-        "positions": [[list(p), *at] for p, at in doc.positions.items()],
-        "key_positions": [[list(p), *at] for p, at in doc.key_positions.items()],
+        "positions": _table(doc.positions),
+        "key_positions": _table(doc.key_positions),
     }
     # Every value a document holds is a JSON value: str, int, float (NaN and infinities
     # too, as Python's json writes and reads them), bool, None, lists and str-keyed
@@ -130,21 +131,34 @@ def _document(entry: Any, display: str) -> tuple[Document, str] | None:
     return Document(display, data, positions, key_positions, finite), kind
 
 
-def _positions(rows: Any) -> dict[PathKey, tuple[int, int]] | None:
-    if not isinstance(rows, list):
+def _table(positions: dict[PathKey, tuple[int, int]]) -> dict[str, list[Any]]:
+    """Positions as three columns, which load several times faster than rows."""
+    return {
+        "paths": [list(p) for p in positions],
+        "lines": [line for line, _ in positions.values()],
+        "columns": [column for _, column in positions.values()],
+    }
+
+
+def _positions(table: Any) -> dict[PathKey, tuple[int, int]] | None:
+    """The positions of a table :func:`_table` wrote, or None. The checks run in C
+    (``map``, ``set``, ``min``): a spec of 10,000 values has 20,000 positions."""
+    if not isinstance(table, dict) or table.keys() != {"paths", "lines", "columns"}:
         return None
-    out: dict[PathKey, tuple[int, int]] = {}
-    for row in rows:
-        if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], list)):
-            return None
-        path, line, column = row
-        if not (type(line) is int and type(column) is int and line >= 1 and column >= 1):
-            return None
-        for part in path:
-            if type(part) is not str and type(part) is not int:
-                return None
-        out[tuple(path)] = (line, column)
-    return out
+    paths, lines, columns = table["paths"], table["lines"], table["columns"]
+    if not (isinstance(paths, list) and isinstance(lines, list) and isinstance(columns, list)):
+        return None
+    if not len(paths) == len(lines) == len(columns):
+        return None
+    if not (set(map(type, lines)) <= {int} and set(map(type, columns)) <= {int}):
+        return None  # bool is not int here
+    if min(lines, default=1) < 1 or min(columns, default=1) < 1:
+        return None
+    if not set(map(type, paths)) <= {list}:
+        return None
+    if not set(map(type, itertools.chain.from_iterable(paths))) <= {str, int}:
+        return None
+    return dict(zip(map(tuple, paths), zip(lines, columns, strict=True), strict=True))
 
 
 @cache

@@ -77,6 +77,8 @@ def passed_before(cache_dir: Path, digest: str) -> bool:
 
 def remember(cache_dir: Path, digest: str) -> None:
     """Note that the check of ``digest`` passed (skipped where the cache cannot be written)."""
-    keys = [k for k in _passed(cache_dir) if k != digest]
-    keys = [*keys, digest][-_KEEP:]
+    keys = _passed(cache_dir)
+    if keys[-1:] == [digest]:
+        return  # a rebuild of what was built last: nothing to write
+    keys = [*(k for k in keys if k != digest), digest][-_KEEP:]
     write_cache_entry(cache_dir / _NAME, json.dumps({"passed": keys}))

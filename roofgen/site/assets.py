@@ -42,13 +42,12 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import logging
 import re
 from pathlib import Path
 from typing import Any
 
 from roofgen.datafiles import data_dir
-from roofgen.files import write_atomic
+from roofgen.files import write_atomic, write_cache_entry
 
 __all__ = [
     "CHARTS_BOOT_PATH",
@@ -64,8 +63,6 @@ __all__ = [
     "write_iframe_worker",
     "write_vega_bundle",
 ]
-
-log = logging.getLogger(__name__)
 
 #: Folder of the scripts, relative to the site root (POSIX separators).
 JAVASCRIPTS_DIR = "assets/javascripts"
@@ -213,10 +210,7 @@ def vega_bundle_js(cache_dir: Path | None = None, *, use_cache: bool = True) -> 
     if _looks_complete(cached):
         return cached
     text = _build_bundle(vl_version)
-    try:
-        write_atomic(cache, text)
-    except OSError as exc:
-        log.warning("cannot cache the Vega bundle in %s: %s", cache.parent, exc)
+    write_cache_entry(cache, text)  # owner-only; skipped where it cannot be written
     return text
 
 

@@ -94,30 +94,26 @@ def check(
 ) -> CheckResult:
     """Load, validate and analyse the specs under ``paths``; collect every problem.
 
-    With ``cache_dir``, a result for byte-identical inputs (spec files, rules file,
-    thresholds, and roofgen's own files) is read back instead of recomputed.
-    ``on_miss`` is called when the work starts, that is when no cached result serves
-    (a build starts its chart renderers then: something changed).
+    With ``cache_dir``, files unchanged since an earlier check are not parsed and
+    validated again, and units parsed before come from its unit table; the checks
+    across files and the analysis always run. ``on_miss`` is called when the work
+    starts, unless a recent check of byte-identical inputs (spec files, rules file,
+    thresholds, and roofgen's own files) passed: a build starts its chart renderers
+    then, since something changed.
     """
     if cache_dir is None:
         if on_miss is not None:
             on_miss()
         return _check(paths, thresholds, rules_file, display_root)
     key = check_cache.key(paths, thresholds, rules_file, display_root)
-    cached = check_cache.read(cache_dir, key)
-    if isinstance(cached, CheckResult):
-        return cached
-    if on_miss is not None:
+    if on_miss is not None and not check_cache.passed_before(cache_dir, key):
         on_miss()
-    # A miss: unchanged files still come from the per-file document cache, and units
-    # parsed before from the unit table.
     units = Path(cache_dir) / f"units-{check_cache.roofgen_digest()[:16]}.json"
     held = quantity.read_unit_table(units)
     result = _check(paths, thresholds, rules_file, display_root, cache_dir)
     quantity.write_unit_table(units, held)
     if not result.failed():
-        _ = result.advice  # computed now, so that the stored result holds it for builds
-        check_cache.write(cache_dir, key, result)
+        check_cache.remember(cache_dir, key)
     return result
 
 

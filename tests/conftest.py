@@ -12,6 +12,8 @@ Spec fixtures (helpers in ``tests/specdata.py``, for module-level helpers of a t
     the text of a small machine file, id ``gpu``, with round figures.
 ``make_settings``
     ``make_settings(root, name=..., specs=..., **site)``: the settings of a build.
+``user_cache``
+    (used by every test) the session's temporary user cache folder, ``XDG_CACHE_HOME``.
 
 Browser fixtures (helpers in ``tests/browser.py``):
 
@@ -98,6 +100,17 @@ def _no_browser(reason: str) -> None:
         pytest.fail(f"{reason} [CI=true: browser tests are required]", pytrace=False)
     _BROWSER_MISSING.append(reason)
     pytest.skip(reason)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The user's cache folder of every test (``XDG_CACHE_HOME``, subprocesses included):
+    one temporary folder for the session, so that no test reads or writes ~/.cache
+    (a test of the caches sets its own)."""
+    folder = tmp_path_factory.mktemp("user-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(folder))
+        yield folder
 
 
 @pytest.fixture(scope="session")

@@ -3,12 +3,14 @@ entries that are damaged in any way, cost time and never fail a check or a build
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from roofgen.cli import main
+from roofgen.site.cachedir import project_folder, user_cache_root
 
 MINIMAL = Path(__file__).parent / "cases" / "valid" / "minimal"
 
@@ -20,28 +22,42 @@ def test_an_unwritable_cache_folder_only_costs_time(tmp_path, monkeypatch, capsy
     for jobs in ("0", "2"):
         status = main(["build", "specs", "-j", jobs, "-o", f"site{jobs}",
                        "--cache-dir", "blocker/cache"])  # fmt: skip
-        assert status == 0, capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert status == 0, err
+        assert "note: cannot use the cache folder " in err
         assert (tmp_path / f"site{jobs}" / "index.html").is_file()
+
+
+def _whole(path: Path) -> bool:
+    """Whether a cache entry is one roofgen wrote (after the damage, written again)."""
+    data = path.read_bytes()
+    if path.suffix == ".svg":
+        return data.startswith(b"<svg ") and data.rstrip().endswith(b"</svg>")
+    if path.suffix == ".js":
+        return data.startswith(b"/*") and b"window.vegaEmbed" in data
+    return isinstance(json.loads(data), dict)
 
 
 @pytest.mark.parametrize(
     "garbage",
-    [b"", b"\x80\x05garbage", b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00K\x01.", b"x" * 64],
-    ids=["empty", "truncated", "another-type", "not-a-pickle"],
+    [b"", b'{"roofgen_document": 1, "kind": "ca', b'{"passed": 7, "digest": [1]}', b"x" * 64],
+    ids=["empty", "truncated", "another-shape", "not-json"],
 )
 def test_damaged_cache_entries_are_misses(tmp_path, monkeypatch, capsys, garbage) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     shutil.copytree(MINIMAL, tmp_path / "specs")
     monkeypatch.chdir(tmp_path)
-    assert main(["build", "specs", "-j", "0", "--cache-dir", "cache"]) == 0
-    entries = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
-    assert any(p.suffix == ".pickle" for p in entries)
+    assert main(["build", "specs", "-j", "0"]) == 0
+    entries = [p for p in user_cache_root().rglob("*") if p.is_file()]
+    names = {p.name.split("-")[0] for p in entries}
+    assert names == {"doc", "spec", "svg", "units", "passed", "vega"}, names
+    assert all(p.is_relative_to(project_folder(tmp_path)) for p in entries if p.suffix != ".js")
     for entry in entries:
         entry.write_bytes(garbage)
     capsys.readouterr()
     for _ in range(2):  # the damaged entries are rewritten, then read back
-        assert main(["build", "specs", "-j", "0", "--cache-dir", "cache"]) == 0, (
-            capsys.readouterr().err
-        )
+        assert main(["build", "specs", "-j", "0"]) == 0, capsys.readouterr().err
+    assert all(_whole(p) for p in entries)
     assert (tmp_path / "site" / "index.html").is_file()
     svgs = list((tmp_path / "site" / "assets" / "charts").glob("*.svg"))
     assert svgs and all(p.read_bytes().startswith(b"<svg ") for p in svgs)

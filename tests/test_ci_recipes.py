@@ -73,6 +73,25 @@ def _roofgen_commands() -> list[list[str]]:
     return commands
 
 
+def test_every_recipe_builds_with_a_cold_cache():
+    """A cache restored in CI may have been written by another branch: no recipe
+    restores one, and every build reads none."""
+    builds = [c for c in _roofgen_commands() if c[0] == "build"]
+    builds += [shlex.split(b)[1:] for b in re.findall(r"- (roofgen build[^\n]*)", _gitlab())]
+    assert len(builds) == 3
+    assert all("--no-cache" in argv for argv in builds)
+    text = PAGE.read_text(encoding="utf-8")
+    assert "actions/cache" not in text
+    gitlab = blocks()[3]
+    assert "cache" not in gitlab
+    assert not any("cache" in job for job in gitlab.values() if isinstance(job, dict))
+
+
+def _gitlab() -> str:
+    text = PAGE.read_text(encoding="utf-8")
+    return text[text.index("## GitLab CI") :]
+
+
 @pytest.mark.slow  # git history, a build and a diff: ~7 s
 def test_the_recipes_roofgen_commands_run_on_a_repository(tmp_path, monkeypatch, capsys):
     repo = tmp_path / "repo"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from roofgen.spec import fastpath
+from roofgen.spec import fastpath, validatorgen
 from roofgen.spec.schema import validator
 from roofgen.spec.yamlload import load_file
 
@@ -35,31 +35,72 @@ def test_fast_path_agrees_with_jsonschema(doc, kind):
     assert fast == full
 
 
-@pytest.fixture(scope="module")
-def validator_cache(tmp_path_factory):
-    """A cache folder whose compiled validators were written by an earlier compile."""
-    folder = tmp_path_factory.mktemp("cache")
-    for kind in ("machine", "case"):
-        fastpath.compiled(kind, folder)
-    fastpath.compiled.cache_clear()  # what follows loads them from the folder
-    return folder
+def test_every_valid_example_takes_the_fast_path():
+    """The generated validators accept the valid corpus and the example specs: the
+    fast path is taken, not only correct."""
+    params = documents(ROOT / "tests" / "cases" / "valid", ROOT / "specs")
+    assert params
+    for param in params:
+        doc, kind = param.values
+        assert fastpath.is_valid(doc.data, kind), param.id
 
 
-@pytest.mark.parametrize(("doc", "kind"), documents(ROOT / "tests" / "cases", ROOT / "specs"))
-def test_validators_loaded_from_the_cache_agree_with_jsonschema(doc, kind, validator_cache):
-    full = not any(True for _ in validator(kind).iter_errors(doc.data))
-    assert (doc.finite and fastpath.is_valid(doc.data, kind, validator_cache)) == full
+def test_the_rules_files_take_the_fast_path():
+    for path in (ROOT / "roofgen" / "rules").glob("*.yaml"):
+        doc, problems = load_file(path)
+        assert doc is not None, problems
+        assert fastpath.is_valid(doc.data, "rules"), path.name
 
 
-def test_the_compiled_validator_is_written_once_and_damage_is_ignored(tmp_path) -> None:
-    doc, _ = load_file(ROOT / "tests" / "cases" / "valid" / "h100-attention" / "h100-sxm.yaml")
-    assert doc is not None
-    fastpath.compiled("machine", tmp_path)
-    (entry,) = (tmp_path / "validators").glob("machine-*.marshal")
-    entry.write_bytes(b"\x00 not marshal data")
+@pytest.mark.parametrize("kind", validatorgen.KINDS)
+def test_generated_validators_match_the_schemas(kind):
+    """The committed module is what the generator writes from today's schema, byte for
+    byte: a schema edited without regenerating fails here."""
+    import fastjsonschema
+
+    committed = (validatorgen.FOLDER / f"{kind}.py").read_text("utf-8")
+    made_with = committed.splitlines()[1].split()[2]  # '# fastjsonschema X.Y.Z: ...'
+    assert made_with.rstrip(":") == fastjsonschema.VERSION, (
+        f"roofgen/spec/validators/{kind}.py was generated with fastjsonschema {made_with} "
+        f"and {fastjsonschema.VERSION} is installed: install the version in "
+        f"constraints.txt, or regenerate with `{validatorgen.COMMAND}`"
+    )
+    assert committed == validatorgen.source(kind), (
+        f"roofgen/spec/validators/{kind}.py is stale: run `{validatorgen.COMMAND}`"
+    )
+
+
+def test_the_fast_path_lists_every_generated_kind():
+    assert fastpath.KINDS == validatorgen.KINDS
+    shipped = {p.stem for p in validatorgen.FOLDER.glob("*.py")} - {"__init__"}
+    assert shipped == set(validatorgen.KINDS)
+
+
+def test_a_kind_without_a_module_takes_the_full_validator():
+    assert fastpath.compiled("output") is None
+    assert fastpath.is_valid({}, "output") is False
+
+
+def test_the_fast_path_compiles_nothing_at_run_time(monkeypatch):
+    """Validating imports a generated module of the package; fastjsonschema never
+    compiles a schema at run time."""
+    import sys
+
+    import fastjsonschema
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a schema compiled at run time")
+
+    monkeypatch.setattr(fastjsonschema, "compile", refuse)
+    monkeypatch.setattr(fastjsonschema, "compile_to_code", refuse)
+    monkeypatch.delitem(sys.modules, "roofgen.spec.validators.machine", raising=False)
     fastpath.compiled.cache_clear()
-    assert fastpath.is_valid(doc.data, "machine", tmp_path)
-    bad = {**doc.data, "id": "Not A Valid Id"}
-    assert not fastpath.is_valid(bad, "machine", tmp_path)
-    (again,) = (tmp_path / "validators").glob("machine-*.marshal")
-    assert again.read_bytes() != b"\x00 not marshal data"  # compiled and written again
+    try:
+        doc, _ = load_file(ROOT / "tests" / "cases" / "valid" / "h100-attention" / "h100-sxm.yaml")
+        assert doc is not None
+        assert fastpath.is_valid(doc.data, "machine")
+        assert not fastpath.is_valid({**doc.data, "id": "Not A Valid Id"}, "machine")
+        module = sys.modules["roofgen.spec.validators.machine"]
+        assert module.__file__ == str(validatorgen.FOLDER / "machine.py")
+    finally:
+        fastpath.compiled.cache_clear()

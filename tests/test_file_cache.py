@@ -39,7 +39,7 @@ def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _entries(cache: Path) -> list[str]:
-    return sorted(p.name for p in (cache / "documents").glob("doc-*.pickle"))
+    return sorted(p.name for p in (cache / "documents").glob("doc-*.json"))
 
 
 def test_only_the_changed_file_is_parsed_again(specs, tmp_path, parsed) -> None:
@@ -75,9 +75,7 @@ def test_damaged_entries_are_ignored(specs, tmp_path, parsed) -> None:
     cache = tmp_path / "cache"
     check([specs], cache_dir=cache)
     for entry in (cache / "documents").iterdir():
-        entry.write_bytes(b"not a pickle")
-    for stale in cache.glob("check-*.pickle"):  # the whole-result cache too
-        stale.unlink()
+        entry.write_bytes(b"not JSON")
     parsed.clear()
     result = check([specs], cache_dir=cache)
     assert not result.failed()
@@ -127,9 +125,137 @@ def test_a_damaged_unit_table_is_ignored(specs, tmp_path) -> None:
     check([specs], cache_dir=cache)
     (table,) = cache.glob("units-*.json")
     table.write_text('{"GB/s": ["not a number", [["x", "y"]]], "TB/s": 7}', encoding="utf-8")
-    for entry in cache.glob("check-*.pickle"):
-        entry.unlink()  # the check runs again, with the damaged table
     quantity._TABLE.clear()
     result = check([specs], cache_dir=cache)
     assert not result.failed()
     assert analysis_document(result) == expected
+
+
+ROOT = Path(__file__).resolve().parent.parent
+KINDS = ("machine", "case")
+
+
+def _exact(value: object) -> object:
+    """``value`` with every scalar's type beside it: 1, 1.0 and True differ."""
+    if isinstance(value, dict):
+        return [(k, _exact(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [_exact(v) for v in value]
+    return (type(value).__name__, repr(value))
+
+
+def _round_trip(tmp_path: Path, source: Path, doc, kind: str):
+    from roofgen.spec.file_cache import DocumentCache
+
+    cache = DocumentCache(tmp_path)
+    assert cache.get(source, doc.file) is None  # a miss, which keys the path
+    cache.put(source, doc, kind)
+    return DocumentCache(tmp_path).get(source, doc.file)
+
+
+def _spec_files() -> list[Path]:
+    folders = [ROOT / "specs", ROOT / "tests" / "cases" / "valid"]
+    return sorted(p for folder in folders for p in folder.rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("source", _spec_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_example_spec_round_trips_exactly(tmp_path, source) -> None:
+    from roofgen.spec.yamlload import load_file
+
+    doc, _ = load_file(source, source.name)
+    if doc is None or not isinstance(doc.data, dict) or doc.data.get("kind") not in KINDS:
+        pytest.skip("not a spec document")
+    back = _round_trip(tmp_path, source, doc, doc.data["kind"])
+    assert back is not None
+    got, kind = back
+    assert kind == doc.data["kind"]
+    assert _exact(got.data) == _exact(doc.data)
+    assert list(got.positions.items()) == list(doc.positions.items())
+    assert list(got.key_positions.items()) == list(doc.key_positions.items())
+    assert (got.file, got.finite) == (doc.file, doc.finite)
+
+
+def test_values_json_could_blur_round_trip_exactly(tmp_path) -> None:
+    """Integers stay integers, floats floats (negative zero, the largest, NaN and the
+    infinities included), booleans booleans; path keys keep ints and strs apart."""
+    import math
+
+    from roofgen.spec.yamlload import Document
+
+    data = {"kind": "case", "ints": [0, -3, 10**300], "floats": [1.0, -0.0, 1.7976931348623157e308,
+            5e-324, math.inf, -math.inf], "flags": [True, False, None], "text": "Grüße \u00a0 \\n",
+            "1": {"0": [["nested"]]}}  # fmt: skip
+    doc = Document("case.yaml", data, {(): (1, 1), ("ints", 2): (3, 4), ("1", "0", 0, 0): (5, 6)},
+                   {("1",): (7, 8)}, finite=False)  # fmt: skip
+    source = tmp_path / "case.yaml"
+    source.write_text("anything\n")
+    back = _round_trip(tmp_path, source, doc, "case")
+    assert back is not None
+    got = back[0]
+    assert _exact(got.data) == _exact(data)
+    assert math.copysign(1.0, got.data["floats"][1]) == -1.0
+    assert list(got.positions) == [(), ("ints", 2), ("1", "0", 0, 0)]
+    assert got.key_positions == {("1",): (7, 8)} and got.finite is False
+
+
+def _columns(paths: list, lines: list, columns: list) -> dict:
+    return {"paths": paths, "lines": lines, "columns": columns}
+
+
+# A well-formed entry (of a document that is not the file's), and ways to spoil it.
+_WELL_FORMED = {
+    "roofgen_document": 1, "kind": "case", "finite": True, "data": {"kind": "case"},
+    "positions": _columns([[]], [1], [1]), "key_positions": _columns([], [], []),
+}  # fmt: skip
+_SPOILT = {
+    "format-true": {"roofgen_document": True},
+    "format-2": {"roofgen_document": 2},
+    "kind-mismatch": {"data": {"kind": "machine"}},
+    "unknown-kind": {"kind": "rules", "data": {"kind": "rules"}},
+    "data-a-list": {"data": ["kind", "case"]},
+    "finite-not-bool": {"finite": 1},
+    "rows-not-columns": {"positions": [[[], 1, 1]]},
+    "bool-in-path": {"positions": _columns([[], [True]], [1, 1], [1, 1])},
+    "float-in-path": {"positions": _columns([[], [0.0]], [1, 1], [1, 1])},
+    "path-not-a-list": {"positions": _columns([[], "kind"], [1, 1], [1, 1])},
+    "line-zero": {"positions": _columns([[]], [0], [1])},
+    "line-bool": {"positions": _columns([[]], [True], [1])},
+    "column-float": {"positions": _columns([[]], [1], [1.0])},
+    "columns-of-other-lengths": {"positions": _columns([[], ["kind"]], [1, 2], [1])},
+    "no-root-position": {"positions": _columns([["kind"]], [1], [1])},
+    "extra-column": {"key_positions": {**_columns([], [], []), "files": []}},
+    "extra-field": {"problems": []},
+}
+_DAMAGED = {
+    "empty": b"",
+    "truncated": json.dumps(_WELL_FORMED).encode()[:40],
+    "a-pickle": b"\x80\x05\x95garbage",
+    "a-list": b"[]",
+    "null": b"null",
+    "no-fields": b'{"roofgen_document": 1}',
+    **{name: json.dumps({**_WELL_FORMED, **change}).encode() for name, change in _SPOILT.items()},
+}
+
+
+def test_the_well_formed_entry_is_taken() -> None:
+    from roofgen.spec.file_cache import _document
+
+    taken = _document(_WELL_FORMED, "case.yaml")
+    assert taken is not None and taken[0].positions == {(): (1, 1)}
+
+
+@pytest.mark.parametrize("entry", list(_DAMAGED.values()), ids=list(_DAMAGED))
+def test_entries_of_any_other_shape_are_ignored_and_rewritten(specs, tmp_path, parsed, entry):
+    cache = tmp_path / "cache"
+    expected = analysis_document(check([specs]))
+    check([specs], cache_dir=cache)
+    names = _entries(cache)
+    for path in (cache / "documents").iterdir():
+        path.write_bytes(entry)
+    parsed.clear()
+    result = check([specs], cache_dir=cache)
+    assert sorted(parsed) == sorted(p.name for p in specs.iterdir())  # every file a miss
+    assert analysis_document(result) == expected
+    assert _entries(cache) == names
+    for path in (cache / "documents").iterdir():
+        assert json.loads(path.read_bytes())["roofgen_document"] == 1  # written again

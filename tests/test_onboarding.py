@@ -99,6 +99,10 @@ def test_init_ci_pre_commit_and_editor_files(tmp_path, capsys):
     site = workflow["jobs"]["site"]
     assert site["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
     assert any('"roofgen[site]==' in s.get("run", "") for s in site["steps"])
+    # The gate runs cold: no step restores a cache, and the build reads none.
+    assert "roofgen build --strict --no-cache" in [s.get("run") for s in site["steps"]]
+    steps = [s for job in workflow["jobs"].values() for s in job["steps"]]
+    assert not any("cache" in s.get("uses", "") for s in steps)
     hook = yaml.safe_load((tmp_path / ".pre-commit-config.yaml").read_text("utf-8"))
     hook = hook["repos"][0]["hooks"][0]
     assert hook["entry"] == "roofgen check" and hook["pass_filenames"] is False

@@ -144,3 +144,14 @@ def test_broken_specs_give_a_located_message(venv: Path, workdir: Path) -> None:
         f"machine.yaml:{line}:16: memory[0].bandwidth: '2.1 GHz' is a frequency, "
         "not a bandwidth; write e.g. '1.555 TB/s'"
     ) in result.stderr.splitlines()
+
+
+def test_the_compiled_validators_are_packaged(venv: Path, workdir: Path) -> None:
+    """The fast path's generated modules are in the wheel and taken by its check."""
+    code = (
+        "from roofgen.spec import fastpath\n"
+        "print(all(fastpath.compiled(k) is not None for k in fastpath.KINDS))"
+    )
+    result = _run([str(_bin(venv, "python")), "-c", code], cwd=workdir, env=_env())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"

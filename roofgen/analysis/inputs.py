@@ -6,7 +6,6 @@ with a classmethod ``of`` that computes it from one launch (:class:`LaunchInputs
 one step (:class:`VariantInputs`) as the analysis prepared them. ``inputs.get(Kind)``
 computes a kind on first use and keeps it on the inputs object, so a kind nobody reads
 costs nothing and a kind read twice (the site, the JSON, the facts) is computed once.
-The inputs and the kept results pickle with the analysis (the check cache holds them).
 """
 
 from __future__ import annotations

@@ -136,13 +136,17 @@ def build_site(
 
     Charts are rendered on up to ``workers`` renderer processes (0: in this process),
     started as soon as the check knows that a spec changed (a cache miss), so that they
-    are warm when the charts are known. Options: see the site build.
+    are warm when the charts are known. The caches are the project's folder in the
+    user's cache, or ``cache_dir`` unless git tracks files in it (see
+    :mod:`roofgen.site.cachedir`); none with ``use_cache=False``. Options: see the site
+    build.
     """
     from roofgen.charts.render import vl_convert_version
-    from roofgen.site import build
+    from roofgen.site import build, cachedir
     from roofgen.site.renderers import Renderers
 
     output = Path(output).absolute()
+    cache = cachedir.choose(settings, output, cache_dir, use_cache)
     timings: dict[str, float] = {}
     if progress is not None:
         progress("checking specs", 0, 0)
@@ -153,14 +157,12 @@ def build_site(
                 thresholds=settings.thresholds,
                 rules_file=settings.rules,
                 display_root=settings.root,
-                cache_dir=(cache_dir or build.default_cache_dir(settings, output))
-                if use_cache
-                else None,
+                cache_dir=cache.folder,
                 on_miss=renderers.warm,  # something changed: charts will likely be rendered
             )
         return build.build_site(
-            checked, settings, output, markdown_only, quiet, strict, cache_dir=cache_dir,
-            use_cache=use_cache, renderers=renderers, progress=progress, timings=timings,
+            checked, settings, output, markdown_only, quiet, strict, cache=cache,
+            renderers=renderers, progress=progress, timings=timings,
         )  # fmt: skip
 
 

@@ -29,8 +29,10 @@ from roofgen.commands.common import (
 @click.option("--markdown-only", is_flag=True,
               help="Write the Markdown pages and assets, not the HTML site.")  # fmt: skip
 @click.option("--cache-dir", type=click.Path(file_okay=False),
-              help="Chart cache (default: .roofgen-cache beside the settings file).")  # fmt: skip
-@click.option("--no-cache", is_flag=True, help="Render every chart afresh; cache nothing.")
+              help="Cache folder (default: the project's in the user's cache folder); "
+                   "not used if git tracks files in it.")  # fmt: skip
+@click.option("--no-cache", is_flag=True,
+              help="Parse, validate and render everything afresh; use no cache.")  # fmt: skip
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=2, show_default=True,
               help="Chart renderer processes (0: render in roofgen's own process).")  # fmt: skip
 @common

@@ -300,7 +300,9 @@ jobs:
         with:
           python-version: "3.12"
       - run: pip install "roofgen[site]=={__version__}"
-      - run: roofgen build --strict
+      # A cold build: --no-cache reads and writes no cache (roofgen check reads none).
+      # Never restore roofgen's cache from a CI cache: another branch may have written it.
+      - run: roofgen build --strict --no-cache
       - uses: actions/upload-artifact@v4
         with:
           name: site

@@ -11,8 +11,8 @@ classic scripts into the site:
     the page (``window.vega``/``window.vegaLite`` too, should vl-convert ever
     provide them; 1.9 does not, see ``_BUNDLE_SNIPPET``).  The Vega-Lite
     version is the one Altair generates specs for.  Bundling takes seconds, so
-    the result is cached on disk, keyed by the vl-convert and Vega-Lite
-    versions.
+    the result is cached in the user's cache folder (never a project's), keyed
+    by the vl-convert and Vega-Lite versions.
 
 ``assets/javascripts/roofgen-charts.js``
     Boot script: renders every ``<div class="roofgen-chart" data-spec-id="...">``
@@ -42,14 +42,12 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import logging
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from roofgen.datafiles import data_dir
-from roofgen.files import write_atomic
+from roofgen.files import write_atomic, write_cache_entry
 
 __all__ = [
     "CHARTS_BOOT_PATH",
@@ -65,8 +63,6 @@ __all__ = [
     "write_iframe_worker",
     "write_vega_bundle",
 ]
-
-log = logging.getLogger(__name__)
 
 #: Folder of the scripts, relative to the site root (POSIX separators).
 JAVASCRIPTS_DIR = "assets/javascripts"
@@ -156,10 +152,11 @@ def _vl_convert_version() -> str:
 
 
 def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/roofgen``, else ``~/.cache/roofgen``."""
-    base = os.environ.get("XDG_CACHE_HOME")
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
-    return root / "roofgen"
+    """The Vega bundles' folder in the user's cache folder (``$XDG_CACHE_HOME/roofgen/vega``
+    on Linux): never a project's, so never one a repository can reach."""
+    from roofgen.site.cachedir import vega_folder
+
+    return vega_folder()
 
 
 def _cache_file(cache_dir: Path, vl_convert_version: str, vl_version: str) -> Path:
@@ -189,18 +186,23 @@ def _build_bundle(vl_version: str) -> str:
     return header + _BUNDLE_PROLOGUE + body + _BUNDLE_EPILOGUE
 
 
-def vega_bundle_js(cache_dir: Path | None = None) -> str:
+def vega_bundle_js(cache_dir: Path | None = None, *, use_cache: bool = True) -> str:
     """Text of the classic-script Vega bundle, from the cache when possible.
 
-    ``cache_dir`` defaults to :func:`default_cache_dir`.  A cache that cannot be
-    read or written only costs time: the bundle is then rebuilt every call.
+    ``cache_dir`` defaults to :func:`default_cache_dir`; a folder any file of which git
+    tracks is neither read nor written, and ``use_cache=False`` bundles afresh. A cache
+    that cannot be read or written only costs time: the bundle is then rebuilt.
     """
+    from roofgen.site.cachedir import secure_folder, tracked
+
     vl_version = vega_lite_version()
-    cache = _cache_file(
-        Path(cache_dir) if cache_dir is not None else default_cache_dir(),
-        _vl_convert_version(),
-        vl_version,
-    )
+    try:
+        folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    except (OSError, RuntimeError):  # no home folder to find the user's cache folder in
+        use_cache = False
+    if not use_cache or (cache_dir is not None and tracked(folder)) or secure_folder(folder):
+        return _build_bundle(vl_version)
+    cache = _cache_file(folder, _vl_convert_version(), vl_version)
     try:
         cached = cache.read_text(encoding="utf-8")
     except (OSError, ValueError):  # unreadable or not text: rebuilt below
@@ -208,10 +210,7 @@ def vega_bundle_js(cache_dir: Path | None = None) -> str:
     if _looks_complete(cached):
         return cached
     text = _build_bundle(vl_version)
-    try:
-        write_atomic(cache, text)
-    except OSError as exc:
-        log.warning("cannot cache the Vega bundle in %s: %s", cache.parent, exc)
+    write_cache_entry(cache, text)  # owner-only; skipped where it cannot be written
     return text
 
 
@@ -221,7 +220,9 @@ def _own_script(site_path: str) -> str:
     return (data_dir("templates") / "assets" / Path(site_path).name).read_text("utf-8")
 
 
-def write_vega_bundle(dest_dir: Path, cache_dir: Path | None = None) -> list[str]:
+def write_vega_bundle(
+    dest_dir: Path, cache_dir: Path | None = None, *, use_cache: bool = True
+) -> list[str]:
     """Write the Vega bundle and the chart boot script under ``dest_dir``.
 
     ``dest_dir`` is the site (or MkDocs ``docs_dir``) root.  Returns the paths
@@ -229,7 +230,7 @@ def write_vega_bundle(dest_dir: Path, cache_dir: Path | None = None) -> list[str
     pages must load them (e.g. for MkDocs ``extra_javascript``).
     """
     dest = Path(dest_dir)
-    write_atomic(dest / VEGA_BUNDLE_PATH, vega_bundle_js(cache_dir))
+    write_atomic(dest / VEGA_BUNDLE_PATH, vega_bundle_js(cache_dir, use_cache=use_cache))
     write_atomic(dest / CHARTS_BOOT_PATH, _own_script(CHARTS_BOOT_PATH))
     return [VEGA_BUNDLE_PATH, CHARTS_BOOT_PATH]
 

@@ -23,6 +23,8 @@ from roofgen.config import Settings
 from roofgen.datafiles import data_dir
 from roofgen.files import write_file
 from roofgen.problems import Problem, Severity
+from roofgen.site.cachedir import Cache
+from roofgen.site.cachedir import choose as choose_cache
 from roofgen.site.charts import Chart, ChartStats, ChartStore
 from roofgen.site.context import SiteContext, build_context
 from roofgen.site.errors import BuildError
@@ -35,7 +37,7 @@ from roofgen.site.renderers import Renderers
 if TYPE_CHECKING:
     from roofgen.pipeline import CheckResult
 
-__all__ = ["MARKER", "BuildResult", "ProgressFn", "build_site", "default_cache_dir", "run_mkdocs"]
+__all__ = ["MARKER", "BuildResult", "ProgressFn", "build_site", "run_mkdocs"]
 
 CHARTS_DIR = "assets/charts"
 OWN_ASSETS = {
@@ -72,12 +74,6 @@ class BuildResult:
         return self.timings.get("mkdocs", 0.0)
 
 
-def default_cache_dir(settings: Settings, output: Path) -> Path:
-    """``.roofgen-cache/`` beside the settings file, else beside the output folder."""
-    base = settings.file.parent if settings.file is not None else output.parent
-    return base / ".roofgen-cache"
-
-
 def build_site(
     checked: CheckResult,
     settings: Settings,
@@ -86,8 +82,7 @@ def build_site(
     quiet: bool = False,
     strict: bool = False,
     *,
-    cache_dir: Path | None = None,
-    use_cache: bool = True,
+    cache: Cache | None = None,
     renderers: Renderers,
     progress: ProgressFn | None = None,
     timings: dict[str, float] | None = None,
@@ -100,14 +95,17 @@ def build_site(
     writes the Markdown pages and their assets (the MkDocs docs folder) instead of the
     HTML site. ``strict`` fails on warnings, both roofgen's (spec warnings) and MkDocs'
     (broken links). ``quiet`` only keeps notes out of the result. Charts are cached in
-    ``cache_dir`` (default :func:`default_cache_dir`; no cache with
-    ``use_cache=False``). ``timings`` holds the seconds of steps the caller already
-    took (the check).
+    ``cache`` (default: the project's folder in the user's cache, see
+    :mod:`roofgen.site.cachedir`). ``timings`` holds the seconds of steps the caller
+    already took (the check).
     """
     output = Path(output).absolute()
     result = BuildResult(ok=False, output=output, timings=dict(timings or {}))
     clock = StepClock(result.timings)
     tell = progress or (lambda step, done, total: None)
+    if cache is None:
+        cache = choose_cache(settings, output, None, use_cache=True)
+    result.notes += cache.notes
 
     # 1. The check's problems: on any error, report them and write nothing.
     result.problems = list(checked.problems)
@@ -138,9 +136,7 @@ def build_site(
         )
 
     # 3. Charts: Vega-Lite specs and SVGs, from the cache where unchanged.
-    if cache_dir is None and use_cache:
-        cache_dir = default_cache_dir(settings, output)
-    store = ChartStore(cache_dir if use_cache else None, renderers if renderers.count else None)
+    store = ChartStore(cache.folder, renderers if renderers.count else None)
     with clock("charts"):
         charts = {slot.key: store.chart(slot.input) for slot in ctx.charts}
         pending = store.start(list(charts.values()))
@@ -165,7 +161,7 @@ def build_site(
         with staging(output) as stage:
             docs = stage / "docs"
             with clock("write"):
-                js, polyfills = _write_docs(docs, pages, svgs, extras, cache_dir or stage / "cache")
+                js, polyfills = _write_docs(docs, pages, svgs, extras, cache.vega)
             # Written: let go of the pages and charts before MkDocs holds its own copy.
             del charts, rendered, pages, svgs
             if markdown_only:
@@ -274,7 +270,7 @@ def _write_docs(
     pages: dict[str, str],
     svgs: dict[str, Path | str],
     extras: Extras,
-    cache_dir: Path,
+    vega_cache: bool,
 ) -> tuple[list[str], list[str]]:
     """Pages, charts and scripts under ``docs``; returns (scripts, polyfills) to load."""
     from roofgen.site.assets import write_iframe_worker, write_vega_bundle
@@ -293,7 +289,7 @@ def _write_docs(
     for extra, src in extras.files.items():
         (docs / extra).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, docs / extra)
-    scripts = write_vega_bundle(docs, cache_dir / "vega")
+    scripts = write_vega_bundle(docs, use_cache=vega_cache)
     polyfills = [write_iframe_worker(docs)]
     return [*scripts, *OWN_ASSETS_JS], polyfills
 

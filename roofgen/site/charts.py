@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -270,11 +271,22 @@ def chart_digest(spec: dict[str, Any]) -> str:
     return hashlib.sha256(_render_salt().encode() + b"\0" + _canonical(spec)).hexdigest()[:16]
 
 
-def _read(path: Path) -> str | None:
+_DIGEST = re.compile(r"[0-9a-f]{16}")
+
+
+def _cached_chart(path: Path) -> Chart | None:
+    """The chart of a spec entry as :meth:`ChartStore.chart` writes it (a mapping of
+    exactly its digest and its Vega-Lite spec), or None: a damaged entry is built again."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        entry = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
         return None
+    if not isinstance(entry, dict) or entry.keys() != {"digest", "spec"}:
+        return None
+    digest, spec = entry["digest"], entry["spec"]
+    if not (isinstance(digest, str) and _DIGEST.fullmatch(digest) and isinstance(spec, dict)):
+        return None
+    return Chart(spec, digest)
 
 
 def _whole_svg(path: Path) -> bool:
@@ -335,15 +347,10 @@ class ChartStore:
         path = None
         if self.dir is not None:
             path = self.dir / f"spec-{input_digest(inp, self.width, self.height)}.json"
-            text = _read(path)
-            if text is not None:
-                try:
-                    cached = json.loads(text)
-                    chart = Chart(cached["spec"], str(cached["digest"]))
-                    self.stats.specs_cached += 1
-                    return chart
-                except (ValueError, KeyError, TypeError):
-                    pass
+            cached = _cached_chart(path)
+            if cached is not None:
+                self.stats.specs_cached += 1
+                return cached
         spec = build_chart(inp, width=self.width, height=self.height)
         chart = Chart(spec, chart_digest(spec))
         self.stats.specs_built += 1

@@ -1,18 +1,20 @@
-"""A cache of check results keyed by everything they depend on.
+"""What a check's result depends on, and whether those exact inputs passed before.
 
-A rebuild of an unchanged site should cost almost nothing; checking and
-analysing every spec is most of a warm rebuild. The key hashes the bytes of
-every spec file and of the rules file, the thresholds, the display root, and
-roofgen's own files (their paths, sizes and modification times), so any
-change to an input or to roofgen itself misses the cache. The cache holds
-pickles written by roofgen itself: keep it out of reach of untrusted input,
-as with the chart cache.
+The key hashes the bytes of every spec file and of the rules file, the thresholds,
+the display root, and roofgen's own files (their paths, sizes and modification
+times). A build that finds its key among the keys of recent passing checks knows
+that nothing changed and starts no chart renderer early. The file holds those keys
+and nothing else: no result is ever read back from it, so an entry can only make a
+build start its renderers later (or earlier) than it could have. Results are never
+cached whole; the check runs every time, from the per-file document cache
+(:mod:`roofgen.spec.file_cache`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import pickle
+import json
+import re
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,8 +25,9 @@ from roofgen.spec.file_cache import roofgen_digest
 from roofgen.spec.load import discover
 from roofgen.spec.yamlload import MAX_FILE_BYTES
 
-_KEEP = 4  # newest results kept per cache folder
-_PACKAGE = Path(__file__).resolve().parent.parent
+_KEEP = 4  # keys of recent passing checks kept
+_NAME = "passed-checks.json"
+_KEY = re.compile(r"[0-9a-f]{64}")
 
 
 def key(
@@ -36,7 +39,7 @@ def key(
     if rules_file is not None:
         files = [*files, rules_file]
     for path in files:
-        h.update(str(path).encode() + b"\0")
+        h.update(str(path).encode("utf-8", "surrogateescape") + b"\0")
         h.update(_content_digest(path))
     return h.hexdigest()
 
@@ -53,21 +56,29 @@ def _content_digest(path: Path) -> bytes:
         return b"unreadable"
 
 
-def read(cache_dir: Path, digest: str) -> Any:
-    path = cache_dir / f"check-{digest}.pickle"
+def _passed(cache_dir: Path) -> list[str]:
+    """The keys of recent passing checks; [] for a missing or malformed file."""
     try:
-        with path.open("rb") as f:
-            return pickle.load(f)
-    except Exception:  # a damaged or foreign entry is a miss, whatever it raises
-        return None
+        data = json.loads((cache_dir / _NAME).read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return []
+    keys = data.get("passed") if isinstance(data, dict) and len(data) == 1 else None
+    if not isinstance(keys, list) or len(keys) > _KEEP:
+        return []
+    if not all(isinstance(k, str) and _KEY.fullmatch(k) for k in keys):
+        return []
+    return keys
 
 
-def write(cache_dir: Path, digest: str, result: Any) -> None:
-    data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-    write_cache_entry(cache_dir / f"check-{digest}.pickle", data)
-    try:
-        old = sorted(cache_dir.glob("check-*.pickle"), key=lambda p: p.stat().st_mtime_ns)
-        for stale in old[:-_KEEP]:
-            stale.unlink(missing_ok=True)
-    except OSError:
-        pass  # a cache that cannot be pruned only keeps more entries
+def passed_before(cache_dir: Path, digest: str) -> bool:
+    """Whether a check of the inputs of ``digest`` passed recently."""
+    return digest in _passed(cache_dir)
+
+
+def remember(cache_dir: Path, digest: str) -> None:
+    """Note that the check of ``digest`` passed (skipped where the cache cannot be written)."""
+    keys = _passed(cache_dir)
+    if keys[-1:] == [digest]:
+        return  # a rebuild of what was built last: nothing to write
+    keys = [*(k for k in keys if k != digest), digest][-_KEEP:]
+    write_cache_entry(cache_dir / _NAME, json.dumps({"passed": keys}))

@@ -1,29 +1,37 @@
 """A cache of parsed and schema-validated spec documents, one entry per file.
 
-A change to one case file misses the whole-result cache in
-:mod:`roofgen.spec.check_cache`; without this cache every other file would be
-parsed and validated again. Each entry is keyed by the file's bytes, the name it
-is shown by, and roofgen's own files (a new roofgen never reads old entries).
-Only documents that loaded and validated without a problem are stored: the
-checks across files (ids, references, the machine library) and the analysis
-always run. Entries not used by the latest check are removed. The entries are
-pickles written by roofgen itself: keep the cache out of reach of untrusted
-input, as with the other caches.
+Without it every file would be parsed and validated again by each check; with it,
+after a change to one case file only that file is. Each entry is keyed by the
+file's bytes, the name it is shown by, and roofgen's own files (a new roofgen
+never reads old entries). Only documents that loaded and validated without a
+problem are stored: the checks across files (ids, references, the machine library)
+and the analysis always run. Entries not used by the latest check are removed.
+
+An entry is inert JSON (the document's data, the line and column of every path,
+whether every number is finite, its kind), never code or a pickle, and is taken
+only if it has exactly the shape :func:`_document` expects: anything else is a
+miss, and the entry is written again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import pickle
+import itertools
+import json
 import stat
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from roofgen.files import write_cache_entry
-from roofgen.spec.yamlload import MAX_FILE_BYTES, Document
+from roofgen.spec.yamlload import MAX_FILE_BYTES, Document, PathKey
 from roofgen.version import __version__
 
 _PREFIX = "doc-"
+_SUFFIX = ".json"
+_FORMAT = 1  # the entry's layout; bump when it changes
+_KINDS = ("machine", "case")
 _PACKAGE = Path(__file__).resolve().parent.parent  # roofgen/
 
 
@@ -43,31 +51,34 @@ class DocumentCache:
         self._keys[path] = key
         self._used.add(key)
         try:
-            with (self.dir / f"{_PREFIX}{key}.pickle").open("rb") as f:
-                entry = pickle.load(f)
-        except Exception:  # a damaged or foreign entry is a miss, whatever it raises
+            entry = json.loads((self.dir / f"{_PREFIX}{key}{_SUFFIX}").read_bytes())
+        except (OSError, ValueError, RecursionError):  # missing, damaged, not JSON
             return None
-        if not (isinstance(entry, tuple) and len(entry) == 2):
-            return None
-        doc, kind = entry
-        return (doc, kind) if isinstance(doc, Document) and isinstance(kind, str) else None
+        return _document(entry, display)
 
     def put(self, path: Path, doc: Document, kind: str) -> None:
         key = self._keys.get(path)
         if key is None:
             return
-        entry = pickle.dumps((doc, kind), protocol=pickle.HIGHEST_PROTOCOL)
-        write_cache_entry(self.dir / f"{_PREFIX}{key}.pickle", entry)
+        try:
+            data = _entry(doc, kind)
+        except (ValueError, TypeError, RecursionError):  # a value JSON cannot hold exactly
+            return
+        write_cache_entry(self.dir / f"{_PREFIX}{key}{_SUFFIX}", data)
 
     def prune(self) -> None:
-        """Remove the entries this check did not use (old versions of files)."""
+        """Remove the entries this check did not use (old versions of files, and the
+        pickles of an older roofgen)."""
         try:
-            entries = list(self.dir.glob(f"{_PREFIX}*.pickle"))
+            entries = list(self.dir.glob(f"{_PREFIX}*"))
         except OSError:
             return
         for entry in entries:
-            if entry.name[len(_PREFIX) : -len(".pickle")] not in self._used:
-                entry.unlink(missing_ok=True)
+            key = entry.name[len(_PREFIX) : -len(_SUFFIX)]
+            if not (entry.name.endswith(_SUFFIX) and key in self._used):
+                # A cache that cannot be pruned only keeps more entries.
+                with contextlib.suppress(OSError):
+                    entry.unlink(missing_ok=True)
 
     def _key(self, path: Path, display: str) -> str | None:
         try:
@@ -81,6 +92,73 @@ class DocumentCache:
         h.update(display.encode("utf-8", "surrogateescape") + b"\0")
         h.update(raw)
         return h.hexdigest()
+
+
+def _entry(doc: Document, kind: str) -> bytes:
+    entry = {
+        "roofgen_document": _FORMAT,
+        "kind": kind,
+        "finite": doc.finite,
+        "data": doc.data,
+        "positions": _table(doc.positions),
+        "key_positions": _table(doc.key_positions),
+    }
+    # Every value a document holds is a JSON value: str, int, float (NaN and infinities
+    # too, as Python's json writes and reads them), bool, None, lists and str-keyed
+    # mappings. A value that aliases share is written out at each place.
+    return json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+_KEYS = {"roofgen_document", "kind", "finite", "data", "positions", "key_positions"}
+
+
+def _document(entry: Any, display: str) -> tuple[Document, str] | None:
+    """The document and kind an entry holds, or None unless it has exactly the shape
+    :func:`_entry` writes."""
+    if not isinstance(entry, dict) or entry.keys() != _KEYS:
+        return None
+    kind, data, finite = entry["kind"], entry["data"], entry["finite"]
+    if type(entry["roofgen_document"]) is not int or entry["roofgen_document"] != _FORMAT:
+        return None
+    if kind not in _KINDS or not isinstance(finite, bool):
+        return None
+    if not isinstance(data, dict) or data.get("kind") != kind:
+        return None
+    positions = _positions(entry["positions"])
+    key_positions = _positions(entry["key_positions"])
+    if positions is None or key_positions is None or () not in positions:
+        return None
+    return Document(display, data, positions, key_positions, finite), kind
+
+
+def _table(positions: dict[PathKey, tuple[int, int]]) -> dict[str, list[Any]]:
+    """Positions as three columns, which load several times faster than rows."""
+    return {
+        "paths": [list(p) for p in positions],
+        "lines": [line for line, _ in positions.values()],
+        "columns": [column for _, column in positions.values()],
+    }
+
+
+def _positions(table: Any) -> dict[PathKey, tuple[int, int]] | None:
+    """The positions of a table :func:`_table` wrote, or None. The checks run in C
+    (``map``, ``set``, ``min``): a spec of 10,000 values has 20,000 positions."""
+    if not isinstance(table, dict) or table.keys() != {"paths", "lines", "columns"}:
+        return None
+    paths, lines, columns = table["paths"], table["lines"], table["columns"]
+    if not (isinstance(paths, list) and isinstance(lines, list) and isinstance(columns, list)):
+        return None
+    if not len(paths) == len(lines) == len(columns):
+        return None
+    if not (set(map(type, lines)) <= {int} and set(map(type, columns)) <= {int}):
+        return None  # bool is not int here
+    if min(lines, default=1) < 1 or min(columns, default=1) < 1:
+        return None
+    if not set(map(type, paths)) <= {list}:
+        return None
+    if not set(map(type, itertools.chain.from_iterable(paths))) <= {str, int}:
+        return None
+    return dict(zip(map(tuple, paths), zip(lines, columns, strict=True), strict=True))
 
 
 @cache

@@ -85,7 +85,7 @@ def load(
         if kind is None:
             broken_machines |= _sniff_machine_id(path)
             continue
-        found = schema.validate(doc, kind, cache_dir)
+        found = schema.validate(doc, kind)
         problems += found
         if not found:
             docs.append((doc, kind))

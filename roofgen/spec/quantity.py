@@ -180,22 +180,46 @@ def read_unit_table(path: Path) -> frozenset[str]:
 
     The file maps a unit's text to its exact factor to SI base units and its
     dimensions; its name carries a digest of roofgen's files (the unit
-    definitions among them). A missing or damaged file is ignored. Returns the
-    units the file holds.
+    definitions among them). A missing file, or one not exactly of that shape, is
+    ignored whole (and written again). Returns the units the file holds.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        table = {
-            text: _ParsedUnit(Decimal(factor), tuple((str(d), int(e)) for d, e in dims))
-            for text, (factor, dims) in data.items()
-        }
-    except (OSError, ValueError, TypeError, AttributeError, ArithmeticError):
+        table = _unit_table(json.loads(path.read_bytes()))
+    except (OSError, ValueError, RecursionError):
+        return frozenset()
+    if table is None:
         return frozenset()
     for text, unit in table.items():
         if len(_TABLE) >= _UNITS_KEPT:
             break
         _TABLE.setdefault(text, unit)
     return frozenset(table)
+
+
+def _unit_table(data: Any) -> dict[str, _ParsedUnit] | None:
+    """The units of a unit table as :func:`write_unit_table` writes it, or None."""
+    if not isinstance(data, dict) or len(data) > _UNITS_KEPT:
+        return None
+    table = {}
+    for text, row in data.items():
+        if not (isinstance(row, list) and len(row) == 2):
+            return None
+        factor_text, dims = row
+        if not (isinstance(factor_text, str) and isinstance(dims, list)):
+            return None
+        try:
+            factor = Decimal(factor_text)
+        except ArithmeticError:
+            return None
+        if not factor.is_finite() or factor == 0:
+            return None
+        if not all(
+            isinstance(d, list) and len(d) == 2 and isinstance(d[0], str) and type(d[1]) is int
+            for d in dims
+        ):
+            return None
+        table[text] = _ParsedUnit(factor, tuple((d[0], d[1]) for d in dims))
+    return table
 
 
 def write_unit_table(path: Path, held: frozenset[str]) -> None:

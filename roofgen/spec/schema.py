@@ -14,7 +14,6 @@ import math
 import re
 from collections.abc import Iterator
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -93,11 +92,9 @@ def validator(kind: str) -> Any:
     return _Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
-def validate(doc: Document, kind: str, cache_dir: Path | None = None) -> list[Problem]:
-    """Every schema problem of ``doc`` as ``kind`` ('machine' or 'case').
-
-    ``cache_dir`` keeps the compiled fast-path validator between processes."""
-    if doc.finite and fastpath.is_valid(doc.data, kind, cache_dir):
+def validate(doc: Document, kind: str) -> list[Problem]:
+    """Every schema problem of ``doc`` as ``kind`` ('machine', 'case' or 'rules')."""
+    if doc.finite and fastpath.is_valid(doc.data, kind):
         return []
     problems = []
     for error in validator(kind).iter_errors(doc.data):

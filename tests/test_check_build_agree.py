@@ -3,16 +3,20 @@ refuses with a located message.
 
 Each input here once passed check and then stopped the build with an internal error
 (exit 4). This module builds real sites at the edges of what check accepts, and checks
-the generated mkdocs.yml.
+the generated mkdocs.yml; the refusals themselves are in tests/cases/invalid (dates
+outside 1970-01-01..2106-02-07: value-date-*).
 """
 
 from __future__ import annotations
 
+import gzip
 import shutil
+import struct
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 import yaml
 
 from roofgen.api import build_site
@@ -34,6 +38,12 @@ def _specs(root: Path, replace: dict[str, str]) -> Path:
         text = text.replace(old, new)
     case.write_text(text, encoding="utf-8")
     return specs
+
+
+def _gzip_mtime(path: Path) -> int:
+    header = path.read_bytes()[:10]
+    assert header[:2] == b"\x1f\x8b"
+    return int(struct.unpack("<I", header[4:8])[0])
 
 
 def test_mkdocs_yml_reads_back_every_character() -> None:
@@ -86,3 +96,26 @@ def test_an_emoji_in_the_site_name_and_a_title_builds(tmp_path: Path, make_setti
     home = (site / "index.html").read_text(encoding="utf-8")
     assert f"Perf {ROCKET} studies" in home
     assert f"Points {ROCKET}" in (site / "cases" / "pts" / "index.html").read_text("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("date", "epoch"),
+    [("1970-01-01", 0), ("2106-02-07", 4_294_944_000)],
+    ids=["first", "last"],
+)
+def test_the_first_and_last_dates_check_accepts_build(
+    tmp_path: Path, make_settings: Any, date: str, epoch: int
+) -> None:
+    """A case dated 2200, or every case dated 1960, passed check and then stopped MkDocs
+    writing sitemap.xml.gz: its gzip header holds the build date (SOURCE_DATE_EPOCH, the
+    newest case's date) as 32-bit seconds since 1970."""
+    site = _build(
+        tmp_path,
+        {"title: Points": f"title: Points\ndate: {date}"},
+        make_settings,
+        url="https://example.org/",
+    )
+    assert _gzip_mtime(site / "sitemap.xml.gz") == epoch
+    assert f"<lastmod>{date}</lastmod>" in gzip.decompress(
+        (site / "sitemap.xml.gz").read_bytes()
+    ).decode("utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from roofgen.problems import Problem
-from roofgen.spec.ids import check_ids, check_titles
+from roofgen.spec.ids import check_date, check_ids, check_titles
 from roofgen.spec.operators import check_operators
 from roofgen.spec.timestats import check_time
 from roofgen.spec.yamlload import Document, PathKey
@@ -192,7 +192,7 @@ def check_case(
     """
     broken = broken or set()
     data = doc.data
-    problems = check_ids(doc, ("kernels", "variants")) + check_titles(doc)
+    problems = check_ids(doc, ("kernels", "variants")) + check_titles(doc) + check_date(doc)
     problems += _dupes(doc, data["kernels"], ("kernels",), "kernel")
     problems += _dupes(doc, data["variants"], ("variants",), "variant")
     refs = [r if isinstance(r, str) else r["id"] for r in data["machines"]]

@@ -1,0 +1,93 @@
+"""Hostile input to `roofgen import`: each case once ended in an internal error (exit 4)
+or ran for minutes; now it imports, or stops with exit 1 and a message that says what
+is wrong. Time bounds are generous (pytest-timeout): each guards against a quadratic
+cost that took minutes, where the linear one takes well under a second.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from roofgen.cli import main
+from roofgen.importers.kernel_names import KernelIds, _without_templates, derived_id
+
+ROOT = Path(__file__).resolve().parent.parent
+SGEMM = ROOT / "tests" / "data" / "ncu" / "01_sgemm.csv"
+RANDOM_INIT = "void randomInit<float>(T1 *, int, int, unsigned int)"
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.chdir(tmp_path)
+
+
+def _import_ncu(csv: Path, *extra: str) -> list[str]:
+    return ["import", "ncu", str(csv), "--machine", "a100-40gb-sxm", *extra]
+
+
+def _sgemm_with(tmp_path: Path, old: str, new: str) -> Path:
+    text = SGEMM.read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "profile.csv"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- names
+
+
+def _innermost_again_and_again(text: str) -> str:
+    """The old way: remove the innermost <...> until none is left (quadratic)."""
+    while True:
+        stripped = re.sub(r"<[^<>]*>", "", text)
+        if stripped == text:
+            return text
+        text = stripped
+
+
+@given(st.text(alphabet="<>a (:", max_size=40))
+def test_templates_are_removed_as_before(text: str) -> None:
+    assert _without_templates(text) == _innermost_again_and_again(text)
+
+
+@pytest.mark.timeout(60)
+def test_a_name_nested_300000_deep_costs_linear_time() -> None:
+    """60,000 levels took 25.6 s (each level a pass over the name); 300,000 would take
+    some ten minutes that way, and take a fraction of a second in one pass."""
+    deep = 300_000
+    assert derived_id("void k" + "<" * deep + "int" + ">" * deep + "(int)") == "k"
+    assert derived_id("void ns::f<" + "a<" * deep + ">" * deep + ">(int)") == "f"
+
+
+@pytest.mark.timeout(60)
+def test_mangled_names_of_any_length() -> None:
+    """A 5,000-digit length was an integer Python refuses to read; 100,000 components
+    were each copied from the rest of the name (quadratic)."""
+    assert derived_id("_Z7gemm_v1IfEvPT_S1_S1_iii") == "gemm_v1"
+    assert derived_id("_Z" + "9" * 5000 + "abc") == "9" * 4990 + "abc"
+    assert derived_id("_Z" + "1a" * 100_000 + "3end") == "end"
+
+
+@pytest.mark.timeout(60)
+def test_many_instances_of_one_template_get_ids_in_linear_time() -> None:
+    """Every instance of ``k<...>`` gives the id 'k'; the n-th tried k-2 .. k-n first."""
+    ids = KernelIds()
+    count = 30_000
+    made = [ids.of(f"void k<{i}>(int)") for i in range(count)]
+    assert made[:3] == ["k", "k-2", "k-3"] and made[-1] == f"k-{count}"
+    assert ids.of("void k<1>(int)") == "k-2"  # a kernel keeps its id
+    assert ids.of("k-5(int)") == "k-5-2"  # a kernel named like a suffix taken
+
+
+@pytest.mark.timeout(60)
+def test_a_name_nested_60000_deep_imports(tmp_path: Path, capsys) -> None:
+    deep = 60_000
+    bad = _sgemm_with(tmp_path, RANDOM_INIT, "void k" + "<" * deep + ">" * deep + "(int)")
+    assert main(_import_ncu(bad, "-o", "case.yaml", "-q")) == 0, capsys.readouterr().err
+    assert "  - id: k\n" in (tmp_path / "case.yaml").read_text(encoding="utf-8")

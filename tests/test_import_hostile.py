@@ -85,6 +85,16 @@ def test_many_instances_of_one_template_get_ids_in_linear_time() -> None:
     assert ids.of("k-5(int)") == "k-5-2"  # a kernel named like a suffix taken
 
 
+def test_a_200_kb_kernel_name_is_refused(tmp_path: Path, capsys) -> None:
+    bad = _sgemm_with(tmp_path, RANDOM_INIT, "void k" + "x" * 200_000 + "(int)")
+    assert main(_import_ncu(bad, "-o", "case.yaml")) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"{bad}: not an Nsight Compute CSV export: a field of more than 131,072 characters\n"
+    )
+    assert not (tmp_path / "case.yaml").exists()
+
+
 @pytest.mark.timeout(60)
 def test_a_name_nested_60000_deep_imports(tmp_path: Path, capsys) -> None:
     deep = 60_000

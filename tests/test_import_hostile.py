@@ -101,3 +101,47 @@ def test_a_name_nested_60000_deep_imports(tmp_path: Path, capsys) -> None:
     bad = _sgemm_with(tmp_path, RANDOM_INIT, "void k" + "<" * deep + ">" * deep + "(int)")
     assert main(_import_ncu(bad, "-o", "case.yaml", "-q")) == 0, capsys.readouterr().err
     assert "  - id: k\n" in (tmp_path / "case.yaml").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- size
+
+
+def test_a_case_beyond_a_spec_files_values_is_refused_before_writing(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """10,000 kernels made a case of more than 500,000 values: minutes of writing, then
+    'the case roofgen built does not check'. The count comes first now (here with the
+    limit lowered to 100 values, which the three launches of the profile pass)."""
+    import roofgen.spec.yamlload
+
+    monkeypatch.setattr(roofgen.spec.yamlload, "MAX_NODES", 100)
+    assert main(_import_ncu(SGEMM, "-o", "case.yaml")) == 1
+    assert capsys.readouterr().err == (
+        "the profile makes 3 launch entries, more than one case file may hold (100 values): "
+        "import fewer kernels (--kernel-map REGEX=ID --only-mapped, or ncu --kernel-name "
+        "and --launch-count when profiling)\n"
+    )
+    assert not (tmp_path / "case.yaml").exists()
+
+
+def _kernels_csv(path: Path, count: int) -> Path:
+    lines = SGEMM.read_text(encoding="utf-8").splitlines()
+    header, first = lines[0], [row for row in lines[1:] if row.startswith('"0",')]
+    rows = [
+        row.replace('"0"', f'"{i}"', 1).replace(RANDOM_INIT, f"void kern<{i}>(T1 *, int)")
+        for i in range(count)
+        for row in first
+    ]
+    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_ten_thousand_kernels_are_refused_in_seconds(tmp_path: Path, capsys) -> None:
+    """They failed after 130 s (a search of the kernel list per kernel, then the write)."""
+    profile = _kernels_csv(tmp_path / "many.csv", 10_000)
+    assert main(_import_ncu(profile, "-o", "case.yaml", "--partial", "-q")) == 1
+    assert capsys.readouterr().err.startswith(
+        "the profile makes 10,000 launch entries, more than one case file may hold"
+    )

@@ -84,9 +84,34 @@ def new_case(
     schema_line = schema_comment(target or Path.cwd() / "case.yaml", "case")
     root.yaml_set_start_comment(schema_line.removeprefix("# "))
     root.yaml_set_comment_before_after_key("id", before=_header(paths, machine))
+    _fits(root, built)
     text = dump(make_yaml(), root)
     _validate(text, machine, None)
     return Imported(text, _profile_warnings(profile) + built.warnings, _kernel_ids(built))
+
+
+def _fits(case: Any, built: Built) -> None:
+    """Refuse, before the slow write, a case with more values than a spec file may hold
+    (10,000 kernels made one that took minutes to write and then did not check)."""
+    from roofgen.spec.yamlload import MAX_NODES
+
+    count, stack = 0, [case]
+    while stack and count <= MAX_NODES:  # values as YAML counts them: keys, items, nodes
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            count += 1 + len(item)  # its start and end, and each key
+            stack += item.values()
+        elif isinstance(item, list):
+            count += 1
+            stack += item
+    if count > MAX_NODES:
+        launches = len(built.variant["launches"])
+        raise ImportFailure(
+            f"the profile makes {launches:,} launch entries, more than one case file may "
+            f"hold ({MAX_NODES:,} values): import fewer kernels (--kernel-map REGEX=ID "
+            "--only-mapped, or ncu --kernel-name and --launch-count when profiling)"
+        )
 
 
 def _kernel_ids(built: Built) -> list[str]:
@@ -141,6 +166,7 @@ def into_case(
     built.warnings += _taken_as(groups, data.get("kernels") or [])
     data["kernels"].extend(built.kernels)
     data["variants"].append(built.variant)
+    _fits(data, built)
     after = dump(yaml, data)
     changed = only_added(before, after)
     if changed:

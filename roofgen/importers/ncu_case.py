@@ -221,6 +221,7 @@ def build_variant(
     missing: dict[tuple[str, ...], Missing] = {}
     launches = CommentedSeq()
     kernels: list[Any] = []
+    listed = set(known_kernels)  # kernel ids already in the case or added here
     sm_clock = None
     for group in groups:
         derived = combine([derive(launch, machine) for launch in group.launches])
@@ -238,7 +239,8 @@ def build_variant(
                 continue
             warnings.append(f"{label}: imported without {', '.join(sorted(derived.missing))}")
         launches.append(_launch(group, derived, timing, options))
-        if group.kernel not in known_kernels and group.kernel not in {k["id"] for k in kernels}:
+        if group.kernel not in listed:
+            listed.add(group.kernel)
             kernels.append(_kernel(group))
     _fail_on_missing(missing, options)
     if not launches:

@@ -145,3 +145,74 @@ def test_ten_thousand_kernels_are_refused_in_seconds(tmp_path: Path, capsys) -> 
     assert capsys.readouterr().err.startswith(
         "the profile makes 10,000 launch entries, more than one case file may hold"
     )
+
+
+# --------------------------------------------------------------------------- --into
+
+VECTOR_ADD = ROOT / "tests" / "cases" / "valid" / "a100-kernels" / "vector-add.yaml"
+INTO = ["--into", "case.yaml", "--variant", "profiled", "--kernel-map", "gemm_v1=add",
+        "--only-mapped"]  # fmt: skip
+FIX_FIRST = (
+    "case.yaml: --into adds a variant to a case roofgen can read: fix the case first "
+    "(roofgen check case.yaml)"
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        ("kind: case\n", "kind: case\nkind: case\n",
+         "case.yaml:6:1: kind: duplicate key 'kind' (first at line 5): YAML keeps only one "
+         "of them; remove or rename one"),
+        ("kernels:\n  - id: add\n", "kernels: null\nother:\n  - id: add\n",
+         "case.yaml:35:10: kernels: null is empty, expected a list"),
+        ("machines:\n  - {id: a100-40gb-sxm, version: 1}\n", "machines: a100-40gb-sxm\n",
+         "case.yaml:14:11: machines: 'a100-40gb-sxm' is a string, expected a list"),
+        ("machines:\n  - {id: a100-40gb-sxm, version: 1}\n", "machines: [5]\n",
+         "case.yaml:14:12: machines[0]: 5 is a number, expected another type"),
+        ("kernels:\n", "kernel:\n",
+         "case.yaml:4:1: missing required key 'kernels' (The kernels of this case) (see "
+         "reference: case-kernels)"),
+        ("title: Vectorised", "title: caf\u00e9 Vectorised",
+         "case.yaml:7:11: byte 0xe9 is not valid UTF-8: save the file as UTF-8"),
+    ],
+    ids=["duplicate-key", "kernels-null", "machines-a-string", "machine-a-number",
+         "no-kernels", "latin-1"],
+)  # fmt: skip
+def test_into_a_case_roofgen_cannot_read_is_refused(tmp_path: Path, capsys, old, new, said):
+    """Each ended in an internal error, the file untouched; now check's own message says
+    what to fix, and the file stays untouched."""
+    text = VECTOR_ADD.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    encoding = "latin-1" if "caf" in new else "utf-8"
+    (tmp_path / "case.yaml").write_bytes(text.replace(old, new).encode(encoding))
+    before = (tmp_path / "case.yaml").read_bytes()
+    assert main(_import_ncu(SGEMM, *INTO)) == 1
+    assert capsys.readouterr().err.splitlines() == [said, FIX_FIRST]
+    assert (tmp_path / "case.yaml").read_bytes() == before
+
+
+def test_into_a_case_with_a_tab_before_a_comment_says_where(tmp_path: Path, capsys):
+    """YAML allows a tab before a comment and check accepts it; ruamel.yaml, which adds
+    the lines, refuses it, which ended in an internal error."""
+    text = VECTOR_ADD.read_text(encoding="utf-8").replace("kind: case\n", "kind: case\t# c\n")
+    (tmp_path / "case.yaml").write_text(text, encoding="utf-8")
+    assert main(["check", "case.yaml"]) == 0
+    capsys.readouterr()
+    assert main(_import_ncu(SGEMM, *INTO)) == 1
+    assert capsys.readouterr().err == (
+        "case.yaml:5:11: roofgen adds lines to a case with ruamel.yaml, which cannot read "
+        "this line (found character '\\t' that cannot start any token): replace the tab "
+        "with spaces\n"
+    )
+    assert (tmp_path / "case.yaml").read_text(encoding="utf-8") == text
+
+
+def test_into_a_case_with_problems_of_its_own_still_adds_the_variant(tmp_path: Path, capsys):
+    """Problems --into does not touch stay the case's own: a placeholder, no title."""
+    text = VECTOR_ADD.read_text(encoding="utf-8")
+    text = text.replace("time: 12.40 ms", "time: TODO", 1)
+    text = re.sub(r"^title: .*\n", "", text, flags=re.MULTILINE)
+    (tmp_path / "case.yaml").write_text(text, encoding="utf-8")
+    assert main(_import_ncu(SGEMM, *INTO, "-q")) == 0, capsys.readouterr().err
+    assert "  - id: profiled\n" in (tmp_path / "case.yaml").read_text(encoding="utf-8")

@@ -28,15 +28,16 @@ MINIMAL = Path(__file__).parent / "cases" / "valid" / "minimal"
 ROCKET = "\U0001f680"  # beyond the Basic Multilingual Plane: JSON escapes it as two halves
 
 
-def _specs(root: Path, replace: dict[str, str]) -> Path:
+def _specs(root: Path, replace: dict[str, str], machine: dict[str, str] | None = None) -> Path:
     specs = root / "specs"
     shutil.copytree(MINIMAL, specs)
-    case = specs / "case.yaml"
-    text = case.read_text(encoding="utf-8")
-    for old, new in replace.items():
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    case.write_text(text, encoding="utf-8")
+    for name, edits in (("case.yaml", replace), ("machine.yaml", machine or {})):
+        path = specs / name
+        text = path.read_text(encoding="utf-8")
+        for old, new in edits.items():
+            assert text.count(old) == 1, old
+            text = text.replace(old, new)
+        path.write_text(text, encoding="utf-8")
     return specs
 
 
@@ -78,8 +79,14 @@ def test_mkdocs_yml_reads_back_every_character() -> None:
     assert "site_description" not in config and "logo" not in config["theme"]
 
 
-def _build(root: Path, replace: dict[str, str], make_settings: Any, **site: Any) -> Path:
-    specs = _specs(root, replace)
+def _build(
+    root: Path,
+    replace: dict[str, str],
+    make_settings: Any,
+    machine: dict[str, str] | None = None,
+    **site: Any,
+) -> Path:
+    specs = _specs(root, replace, machine)
     settings = make_settings(root, **site)
     result = build_site([specs], settings, root / "site", use_cache=False, quiet=True, workers=0)
     assert result.ok, [p.format() for p in result.problems]
@@ -119,3 +126,20 @@ def test_the_first_and_last_dates_check_accepts_build(
     assert f"<lastmod>{date}</lastmod>" in gzip.decompress(
         (site / "sitemap.xml.gz").read_bytes()
     ).decode("utf-8")
+
+
+def test_quantities_at_the_edges_of_the_range_build(tmp_path: Path, make_settings: Any) -> None:
+    """The largest work in the shortest time on the slowest roofs: every ratio the
+    analysis forms is as large or as small as the bounds allow (1e-60 to 1e60, counts
+    to 2^53), and stays finite. 1e-320 ms or 5e-324 B/s passed check and ended the
+    build in an internal error; check refuses them now (tests/cases/invalid/value-*)."""
+    edges = {
+        "median: 1.1 ms, q1: 1.09 ms, q3: 1.12 ms": "median: 1e-60 s, q1: 1e-60 s, q3: 1e-60 s",
+        "fp16: 1.5e9 FLOP": "fp16: 1e60 FLOP",
+        "hbm: 1.5 GB": "hbm: 1e-60 B",
+        "      - kernel: low\n": "      - kernel: low\n        calls: 9007199254740992\n",
+    }
+    roofs = {"sm: 1410 MHz": "sm: 1e-60 Hz", "fp16: 312 TFLOP/s": "fp16: 1e-60 FLOP/s",
+             "bandwidth: 1.5 TB/s": "bandwidth: 1e60 B/s"}  # fmt: skip
+    site = _build(tmp_path, edges, make_settings, machine=roofs)
+    assert (site / "cases" / "pts" / "index.html").is_file()

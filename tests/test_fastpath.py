@@ -31,7 +31,7 @@ def _documents(*folders: Path):
 @pytest.mark.parametrize(("doc", "kind"), documents(ROOT / "tests" / "cases", ROOT / "specs"))
 def test_fast_path_agrees_with_jsonschema(doc, kind):
     full = not any(True for _ in validator(kind).iter_errors(doc.data))
-    fast = doc.finite and fastpath.is_valid(doc.data, kind)
+    fast = doc.numbers_in_range and fastpath.is_valid(doc.data, kind)
     assert fast == full
 
 
@@ -48,7 +48,7 @@ def validator_cache(tmp_path_factory):
 @pytest.mark.parametrize(("doc", "kind"), documents(ROOT / "tests" / "cases", ROOT / "specs"))
 def test_validators_loaded_from_the_cache_agree_with_jsonschema(doc, kind, validator_cache):
     full = not any(True for _ in validator(kind).iter_errors(doc.data))
-    assert (doc.finite and fastpath.is_valid(doc.data, kind, validator_cache)) == full
+    assert (doc.numbers_in_range and fastpath.is_valid(doc.data, kind, validator_cache)) == full
 
 
 def test_the_compiled_validator_is_written_once_and_damage_is_ignored(tmp_path) -> None:

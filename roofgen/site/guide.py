@@ -76,6 +76,12 @@ def reference_page() -> str:
         "`312 TFLOP/s`, `40 GiB`; decimal and binary prefixes are exact, and a plain "
         "number is in the SI base unit the entry names.",
         "",
+        "Every quantity, in its SI base unit, is 0 or from 1e-60 to 1e60 in size, and so "
+        "is every other number of a spec (a sweep's weight, an occupancy); a count (calls, "
+        "launches, repeats, grid and block sizes, shape keys) is at most 2^53. These "
+        "bounds lie some thirty orders of magnitude beyond any measurement; within them, "
+        "the products and ratios roofgen computes stay finite, with no division by zero.",
+        "",
     ]
     for kind, title in _KINDS:
         root = reference._root(kind)

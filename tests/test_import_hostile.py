@@ -216,3 +216,34 @@ def test_into_a_case_with_problems_of_its_own_still_adds_the_variant(tmp_path: P
     (tmp_path / "case.yaml").write_text(text, encoding="utf-8")
     assert main(_import_ncu(SGEMM, *INTO, "-q")) == 0, capsys.readouterr().err
     assert "  - id: profiled\n" in (tmp_path / "case.yaml").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- ert
+
+ERT = ROOT / "tests" / "data" / "ert" / "01_roofline.json"
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("1e300", "'1e+300 GFLOP/s' is too large: the largest FLOP rate roofgen computes with "
+                  "is 1e60 FLOP/s; write e.g. '312 TFLOP/s'"),
+        ("1e-320", "'1e-320 GFLOP/s' is too small: the smallest FLOP rate roofgen computes "
+                   "with, other than 0, is 1e-60 FLOP/s; write e.g. '312 TFLOP/s'"),
+        ("0", "0 GFLOP/s is not a rate ERT measures (above 0)"),
+        ("-5", "-5 GFLOP/s is not a rate ERT measures (above 0)"),
+        ("NaN", "nan GFLOP/s is not a rate ERT measures (above 0)"),
+    ],
+    ids=["huge", "subnormal", "zero", "negative", "nan"],
+)  # fmt: skip
+def test_ert_rates_beyond_what_roofgen_computes_with(tmp_path: Path, capsys, value, said):
+    """Each made a machine file that did not check, refused with 'please report'; the
+    subnormal one was written, and its build divided by zero."""
+    text = ERT.read_text(encoding="utf-8")
+    assert text.count("4258.4") == 1
+    (tmp_path / "roofline.json").write_text(text.replace("4258.4", value), encoding="utf-8")
+    status = main(["import", "ert", "roofline.json", "-o", "m.yaml", "--id", "m", "--name", "M",
+                   "--sm-clock", "1329 MHz"])  # fmt: skip
+    assert status == 1
+    assert capsys.readouterr().err == f"roofline.json: gflops.data entry 'FP64 GFLOPs': {said}\n"
+    assert not (tmp_path / "m.yaml").exists()

@@ -226,6 +226,22 @@ def test_instruction_walls_far_below_one_keep_their_place() -> None:
     ]
 
 
+def test_runtime_chart_with_a_count_beyond_any_json_integer_renders() -> None:
+    """2^53 calls of a kernel making 2^53 launches is 2^106 launches a step: as a JSON
+    integer vl-convert refused it (beyond 2^64), and the build ended in an internal
+    error. The chart writes such a count as a float."""
+    from dataclasses import replace
+
+    base = INPUTS["runtime"]
+    assert isinstance(base, RuntimeInput)
+    huge = RuntimePoint("case", "eager", 2**106, 641e-6, 608e-6, "stream", True)
+    spec = build_chart(replace(base, points=(huge,)))
+    [point] = spec["datasets"]["steps"]
+    assert point["x"] == float(2**106) and isinstance(point["x"], float)
+    assert point["n"] == str(2**106)
+    assert to_svg(spec).startswith("<svg")
+
+
 def test_communication_chart_link_roof_and_alpha_beta_curve(specs: dict[str, dict[str, Any]]):
     spec = specs["communication"]
     [roof] = spec["datasets"]["link-roofs"]

@@ -100,7 +100,11 @@ def test_a_name_nested_60000_deep_imports(tmp_path: Path, capsys) -> None:
     deep = 60_000
     bad = _sgemm_with(tmp_path, RANDOM_INIT, "void k" + "<" * deep + ">" * deep + "(int)")
     assert main(_import_ncu(bad, "-o", "case.yaml", "-q")) == 0, capsys.readouterr().err
-    assert "  - id: k\n" in (tmp_path / "case.yaml").read_text(encoding="utf-8")
+    text = (tmp_path / "case.yaml").read_text(encoding="utf-8")
+    assert "  - id: k\n" in text
+    # check takes a text of at most 20,000 characters: the name is shortened to that.
+    assert "\u2026 # the profile's name, 120,011 characters, shortened\n" in text
+    assert main(["check", "case.yaml"]) == 0
 
 
 # --------------------------------------------------------------------------- size

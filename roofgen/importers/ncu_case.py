@@ -297,7 +297,14 @@ def _timing_for(group: Group, options: Options) -> Timing | None:
 
 
 def _kernel(group: Group) -> Any:
-    kernel = _cm(("id", group.kernel), ("name", group.name))
+    from roofgen.spec.ids import MAX_TEXT
+
+    name = group.name
+    if len(name) > MAX_TEXT:  # as long as a spec's text may be, the rest elided
+        name = name[: MAX_TEXT - 1] + "\u2026"
+    kernel = _cm(("id", group.kernel), ("name", name))
+    if name != group.name:
+        eol(kernel, "name", f"the profile's name, {len(group.name):,} characters, shortened")
     kernel["operator"] = _flow(("kind", "other"))
     eol(kernel, "operator", "set the operator's kind and shape")
     return kernel

@@ -8,7 +8,10 @@ hold, no Windows device name (``con``, ``nul``, ``com1``, also before a suffix:
 ``con.x``), and no trailing dot (Windows drops it, so two ids would name one file).
 A case's date dates the site (sitemap.xml and the gzip header of sitemap.xml.gz, which
 counts seconds from 1970 in 32 bits), so it lies between :data:`FIRST_DATE` and
-:data:`LAST_DATE`.
+:data:`LAST_DATE`. No text of a spec is longer than :data:`MAX_TEXT` characters: the
+Markdown renderer takes time that grows with the square of the characters it escapes
+in one line, and a 120,000-character kernel name kept a build busy for over ten
+minutes.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ __all__ = [
     "LAST_DATE",
     "MAX_ID_LENGTH",
     "MAX_TAGS",
+    "MAX_TEXT",
     "MAX_TITLE_LENGTH",
     "check_date",
     "check_ids",
+    "check_texts",
     "check_titles",
     "id_problem",
 ]
@@ -35,6 +40,7 @@ __all__ = [
 MAX_ID_LENGTH = 64
 MAX_TITLE_LENGTH = 1000  # a title is a line of a page, a chart and a pull-request comment
 MAX_TAGS = 50
+MAX_TEXT = 20_000  # characters of any text of a spec (a kernel's name, a narrative)
 FIRST_DATE = dt.date(1970, 1, 1)
 LAST_DATE = dt.date(2106, 2, 7)  # its midnight is the last before 2**32 s after 1970
 # Bidirectional controls reorder what a reader sees (a title can show one thing and be
@@ -116,3 +122,24 @@ def check_date(doc: Document) -> list[Problem]:
             code="ref.date",
         )
     ]
+
+
+def check_texts(doc: Document) -> list[Problem]:
+    """Every text of the document within :data:`MAX_TEXT` characters (a case's title
+    within its own, shorter bound: :func:`check_titles`)."""
+    problems = []
+    stack: list[tuple[PathKey, Any]] = [((), doc.data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack += [((*path, k), v) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [((*path, i), v) for i, v in enumerate(value)]
+        elif isinstance(value, str) and len(value) > MAX_TEXT and path != ("title",):
+            problems.append(doc.problem(
+                path,
+                f"this text is {len(value):,} characters long: a text of a spec holds at "
+                f"most {MAX_TEXT:,} (link a longer document instead)",
+                code="ref.text",
+            ))  # fmt: skip
+    return sorted(problems, key=lambda p: (p.line, p.column))

@@ -161,8 +161,9 @@ def test_a_newline_in_a_file_name_cannot_split_a_problem_line(tmp_path, capsys) 
 
 
 def test_analyze_json_is_strict_json_even_for_extreme_input(tmp_path, capsys) -> None:
-    """A 1e-320 ms median makes the achieved rate overflow to infinity: the JSON says
-    null (unknown), never the non-JSON token Infinity."""
+    """A 1e-320 ms median made the achieved rate overflow to infinity, written as null
+    (unknown), never the non-JSON token Infinity. check now refuses it: the shortest
+    time is 1e-60 s, and the rate at that edge is finite."""
     case = tmp_path / "case.yaml"
     shutil.copytree(Path(__file__).parent / "cases" / "valid" / "minimal", tmp_path,
                     dirs_exist_ok=True)  # fmt: skip
@@ -170,6 +171,10 @@ def test_analyze_json_is_strict_json_even_for_extreme_input(tmp_path, capsys) ->
     assert "median: 1.1 ms, q1: 1.09 ms, q3: 1.12 ms" in text
     case.write_text(text.replace("median: 1.1 ms, q1: 1.09 ms, q3: 1.12 ms",
                                  "median: 1e-320 ms, q1: 1e-320 ms, q3: 1e-320 ms"))  # fmt: skip
+    assert main(["analyze", "--format", "json", str(tmp_path)]) == 1
+    assert "'1e-320 ms' is too small" in capsys.readouterr().err
+    case.write_text(text.replace("median: 1.1 ms, q1: 1.09 ms, q3: 1.12 ms",
+                                 "median: 1e-60 s, q1: 1e-60 s, q3: 1e-60 s"))  # fmt: skip
     assert main(["analyze", "--format", "json", str(tmp_path)]) == 0
     out = capsys.readouterr().out
 
@@ -178,7 +183,7 @@ def test_analyze_json_is_strict_json_even_for_extreme_input(tmp_path, capsys) ->
 
     doc = json.loads(out, parse_constant=refuse)
     launch = doc["cases"][0]["variants"][0]["launches"][0]
-    assert launch["achieved_flop_per_s"] is None
+    assert launch["achieved_flop_per_s"] == pytest.approx(1.5e9 / 1e-60)
 
 
 def test_a_huge_value_gives_a_short_error_line(tmp_path, capsys) -> None:

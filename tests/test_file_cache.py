@@ -172,7 +172,7 @@ def test_every_example_spec_round_trips_exactly(tmp_path, source) -> None:
     assert _exact(got.data) == _exact(doc.data)
     assert list(got.positions.items()) == list(doc.positions.items())
     assert list(got.key_positions.items()) == list(doc.key_positions.items())
-    assert (got.file, got.finite) == (doc.file, doc.finite)
+    assert (got.file, got.numbers_in_range) == (doc.file, doc.numbers_in_range)
 
 
 def test_values_json_could_blur_round_trip_exactly(tmp_path) -> None:
@@ -186,7 +186,7 @@ def test_values_json_could_blur_round_trip_exactly(tmp_path) -> None:
             5e-324, math.inf, -math.inf], "flags": [True, False, None], "text": "Grüße \u00a0 \\n",
             "1": {"0": [["nested"]]}}  # fmt: skip
     doc = Document("case.yaml", data, {(): (1, 1), ("ints", 2): (3, 4), ("1", "0", 0, 0): (5, 6)},
-                   {("1",): (7, 8)}, finite=False)  # fmt: skip
+                   {("1",): (7, 8)}, numbers_in_range=False)  # fmt: skip
     source = tmp_path / "case.yaml"
     source.write_text("anything\n")
     back = _round_trip(tmp_path, source, doc, "case")
@@ -195,7 +195,7 @@ def test_values_json_could_blur_round_trip_exactly(tmp_path) -> None:
     assert _exact(got.data) == _exact(data)
     assert math.copysign(1.0, got.data["floats"][1]) == -1.0
     assert list(got.positions) == [(), ("ints", 2), ("1", "0", 0, 0)]
-    assert got.key_positions == {("1",): (7, 8)} and got.finite is False
+    assert got.key_positions == {("1",): (7, 8)} and got.numbers_in_range is False
 
 
 def _columns(paths: list, lines: list, columns: list) -> dict:
@@ -204,7 +204,7 @@ def _columns(paths: list, lines: list, columns: list) -> dict:
 
 # A well-formed entry (of a document that is not the file's), and ways to spoil it.
 _WELL_FORMED = {
-    "roofgen_document": 1, "kind": "case", "finite": True, "data": {"kind": "case"},
+    "roofgen_document": 1, "kind": "case", "numbers_in_range": True, "data": {"kind": "case"},
     "positions": _columns([[]], [1], [1]), "key_positions": _columns([], [], []),
 }  # fmt: skip
 _SPOILT = {
@@ -213,7 +213,7 @@ _SPOILT = {
     "kind-mismatch": {"data": {"kind": "machine"}},
     "unknown-kind": {"kind": "rules", "data": {"kind": "rules"}},
     "data-a-list": {"data": ["kind", "case"]},
-    "finite-not-bool": {"finite": 1},
+    "in-range-not-bool": {"numbers_in_range": 1},
     "rows-not-columns": {"positions": [[[], 1, 1]]},
     "bool-in-path": {"positions": _columns([[], [True]], [1, 1], [1, 1])},
     "float-in-path": {"positions": _columns([[], [0.0]], [1, 1], [1, 1])},

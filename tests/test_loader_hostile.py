@@ -339,9 +339,10 @@ def test_numbers_beyond_a_float_and_misfit_tags_are_located(text, message):
 def test_a_huge_integer_reaching_the_quantity_parser_is_an_error_not_a_crash():
     with pytest.raises(QuantityError, match="an integer of about 401 digits is too large"):
         parse_quantity(10**400, "bandwidth")
-    with pytest.raises(QuantityError, match="is too large: it is more than 1.8e308 B/s"):
+    with pytest.raises(QuantityError, match="is too large: the largest bandwidth roofgen"):
         parse_quantity("1e300 EB/s", "bandwidth")
-    assert parse_quantity("1e-999999 B", "information") == 0.0
+    with pytest.raises(QuantityError, match="is too small: the smallest amount of data"):
+        parse_quantity("1e-999999 B", "information")  # not 0: read as 0, it divided by 0
 
 
 # --------------------------------------------------------------------------- file system

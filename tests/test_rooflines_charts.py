@@ -205,6 +205,43 @@ def test_instruction_chart_ceilings_walls_and_points(specs: dict[str, dict[str, 
     assert "Issue 489.6 warp GIPS" in _texts(to_svg(spec))
 
 
+def test_instruction_walls_far_below_one_keep_their_place() -> None:
+    """Pattern walls at one position share a label. Grouped by twelve decimals, the walls
+    of a 1e-60 B transaction (1e-62 instructions per transaction) fell on 0 and their
+    label divided by zero; twelve significant digits keep them apart."""
+    from dataclasses import replace
+
+    base = INPUTS["instruction"]
+    assert isinstance(base, InstructionInput)
+    tiny = (("stride 0", 1.0), ("unit stride, 4-byte words", 1 / 1.28e62),
+            ("unit stride, 8-byte words", 1 / 2.56e62), ("stride >= 1e-60 B", 1 / 32))  # fmt: skip
+    spec = build_chart(replace(base, global_walls=tiny))
+    rows = sorted((r["x"], r["text"]) for r in spec["datasets"]["pattern-walls"])
+    assert [x for x, _ in rows] == pytest.approx([1 / 2.56e62, 1 / 1.28e62, 1 / 32, 1.0])
+    assert [text for _, text in rows] == [
+        "unit stride, 8-byte words (1/2.56e+62)",
+        "unit stride, 4-byte words (1/1.28e+62)",
+        "stride >= 1e-60 B; shared, 32-way bank conflict (1/32)",
+        "stride 0; shared, no bank conflict (1)",
+    ]
+
+
+def test_runtime_chart_with_a_count_beyond_any_json_integer_renders() -> None:
+    """2^53 calls of a kernel making 2^53 launches is 2^106 launches a step: as a JSON
+    integer vl-convert refused it (beyond 2^64), and the build ended in an internal
+    error. The chart writes such a count as a float."""
+    from dataclasses import replace
+
+    base = INPUTS["runtime"]
+    assert isinstance(base, RuntimeInput)
+    huge = RuntimePoint("case", "eager", 2**106, 641e-6, 608e-6, "stream", True)
+    spec = build_chart(replace(base, points=(huge,)))
+    [point] = spec["datasets"]["steps"]
+    assert point["x"] == float(2**106) and isinstance(point["x"], float)
+    assert point["n"] == str(2**106)
+    assert to_svg(spec).startswith("<svg")
+
+
 def test_communication_chart_link_roof_and_alpha_beta_curve(specs: dict[str, dict[str, Any]]):
     spec = specs["communication"]
     [roof] = spec["datasets"]["link-roofs"]

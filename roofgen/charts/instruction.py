@@ -226,7 +226,9 @@ def _pattern_rows(inp: InstructionInput, ydom: tuple[float, float]) -> list[dict
     """Vertical access-pattern walls; patterns at the same position share a label."""
     at: dict[float, list[str]] = defaultdict(list)
     for label, x in (*inp.global_walls, *inp.shared_walls):
-        at[round(x, 12)].append(label)
+        # Twelve significant digits, not decimals: a wall at 1e-62 (a transaction of
+        # 1e-60 B) is not at 0.
+        at[float(f"{x:.12g}")].append(label)
     rows = []
     for i, (x, labels) in enumerate(sorted(at.items())):
         rows.append(

@@ -44,7 +44,9 @@ def floor_text(mechanism: str, cost_s: float) -> str:
 def _chart(inp: RuntimeInput, width: int, height: int) -> dict[str, Any]:
     points: list[dict[str, Any]] = [
         {
-            "x": p.launches,
+            # A count beyond 2^53 is not exact as a JSON number anyway, and vl-convert
+            # refuses an integer beyond 2^64: such a count is written as a float.
+            "x": p.launches if p.launches <= 2**53 else float(p.launches),
             "y": p.time_s,
             "mechanism": p.mechanism,
             "step": f"{p.variant}",

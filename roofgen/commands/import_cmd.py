@@ -135,7 +135,8 @@ def ncu_cmd(
     are merged launch by launch. Every figure written names its metric.
     """
     from roofgen.importers import ImportFailure
-    from roofgen.importers.ncu_case import KernelMap, Options
+    from roofgen.importers.kernel_names import KernelMap
+    from roofgen.importers.ncu_case import Options
 
     if (output is None) == (into is None):
         say("give exactly one of -o FILE (a new case) and --into CASE.yaml (a new variant)")

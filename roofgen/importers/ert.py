@@ -141,10 +141,29 @@ def _pairs(section: Any, key: str, path: Path, required: bool = True) -> list[tu
             and isinstance(row[1], int | float)
             and not isinstance(row[1], bool)
         ):
-            out.append((row[0].strip(), float(row[1])))
+            out.append((row[0].strip(), _rate(float(row[1]), key, row[0], path)))
         else:
             raise ImportFailure(f"{path}: {key}.data entry {row!r} is not [name, value]")
     return out
+
+
+def _rate(value: float, key: str, name: str, path: Path) -> float:
+    """``value`` when it is a rate roofgen computes with: greater than zero and within
+    the range of quantities (1e300 GFLOP/s or 0 GB/s made a machine that did not check,
+    with a message asking for a bug report)."""
+    import math
+
+    from roofgen.spec.quantity import QuantityError, parse_quantity
+
+    unit, dimension = ("GFLOP/s", "flop_rate") if key == "gflops" else ("GB/s", "bandwidth")
+    where = f"{path}: {key}.data entry {name.strip()!r}"
+    if not math.isfinite(value) or value <= 0:
+        raise ImportFailure(f"{where}: {value:g} {unit} is not a rate ERT measures (above 0)")
+    try:
+        parse_quantity(f"{value!r} {unit}", dimension)
+    except QuantityError as exc:
+        raise ImportFailure(f"{where}: {exc}") from None
+    return value
 
 
 def _metadata(meta: Any, out: dict[str, Any]) -> None:

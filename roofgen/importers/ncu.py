@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -91,9 +92,34 @@ def new_case(
     schema_line = schema_comment(target or Path.cwd() / "case.yaml", "case")
     root.yaml_set_start_comment(schema_line.removeprefix("# "))
     root.yaml_set_comment_before_after_key("id", before=_header(paths, machine))
+    _fits(root, built)
     text = dump(make_yaml(), root)
     _validate(text, machine, None)
     return Imported(text, _profile_warnings(profile) + built.warnings, _kernel_ids(built))
+
+
+def _fits(case: Any, built: Built) -> None:
+    """Refuse, before the slow write, a case with more values than a spec file may hold
+    (10,000 kernels made one that took minutes to write and then did not check)."""
+    from roofgen.spec.yamlload import MAX_NODES
+
+    count, stack = 0, [case]
+    while stack and count <= MAX_NODES:  # values as YAML counts them: keys, items, nodes
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            count += 1 + len(item)  # its start and end, and each key
+            stack += item.values()
+        elif isinstance(item, list):
+            count += 1
+            stack += item
+    if count > MAX_NODES:
+        launches = len(built.variant["launches"])
+        raise ImportFailure(
+            f"the profile makes {launches:,} launch entries, more than one case file may "
+            f"hold ({MAX_NODES:,} values): import fewer kernels (--kernel-map REGEX=ID "
+            "--only-mapped, or ncu --kernel-name and --launch-count when profiling)"
+        )
 
 
 def _kernel_ids(built: Built) -> list[str]:
@@ -120,11 +146,9 @@ def into_case(
     only_mapped: bool = False,
     other_machines: dict[str, dict[str, Any]] | None = None,
 ) -> Imported:
-    raw = case_path.read_bytes()
+    raw = _case_bytes(case_path)
     before = lf_text(raw)
-    yaml, data = load_round_trip(before)
-    if not isinstance(data, dict) or data.get("kind") != "case":
-        raise ImportFailure(f"{case_path}: not a case file (kind: case)")
+    yaml, data = _round_trip(before, case_path)
     variants = data.get("variants") or []
     if any(isinstance(v, dict) and v.get("id") == options.variant for v in variants):
         raise ImportFailure(
@@ -147,6 +171,7 @@ def into_case(
     built.warnings += _taken_as(groups, data.get("kernels") or [])
     data["kernels"].extend(built.kernels)
     data["variants"].append(built.variant)
+    _fits(data, built)
     after = dump(yaml, data)
     changed = only_added(before, after)
     if changed:
@@ -157,6 +182,60 @@ def into_case(
         )
     _validate(after, machine, before, other_machines or {})
     return Imported(after, _profile_warnings(profile) + built.warnings, _kernel_ids(built))
+
+
+# Where a problem stops --into: the lists it reads and extends, and the machines in them.
+_EDITED = re.compile(r"^(machines|kernels|variants)$|^machines\[\d+\]$")
+_EDITED_MISSING = re.compile(r"^missing required key '(machines|kernels|variants)'")
+
+
+def _case_bytes(case_path: Path) -> bytes:
+    """The case file's bytes, once roofgen reads it as a case whose machines, kernels
+    and variants are lists: a duplicate key, Latin-1 bytes, ``kernels: null`` or
+    ``machines: a100`` ended in an internal error."""
+    from roofgen.problems import Severity
+    from roofgen.spec import schema
+    from roofgen.spec.yamlload import load_bytes
+
+    try:
+        raw = case_path.read_bytes()
+    except OSError as exc:
+        raise ImportFailure(f"{case_path}: cannot read the file: {exc.strerror}") from None
+    doc, problems = load_bytes(raw, str(case_path))
+    if doc is not None and not problems:
+        if not isinstance(doc.data, dict) or doc.data.get("kind") != "case":
+            raise ImportFailure(f"{case_path}: not a case file (kind: case)")
+        problems = [
+            p
+            for p in schema.validate(doc, "case")
+            if p.severity is Severity.ERROR
+            and (_EDITED.match(p.path) or _EDITED_MISSING.match(p.message) and not p.path)
+        ]
+    if problems:
+        raise ImportFailure(
+            *[p.format() for p in problems],
+            f"{case_path}: --into adds a variant to a case roofgen can read: fix the "
+            f"case first (roofgen check {case_path})",
+        )
+    return raw
+
+
+def _round_trip(text: str, case_path: Path) -> tuple[Any, Any]:
+    """The case loaded by ruamel.yaml, which keeps its comments and layout; a line it
+    cannot read (a tab before a comment, which YAML allows) is refused with its place."""
+    from ruamel.yaml.error import MarkedYAMLError
+
+    try:
+        return load_round_trip(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{case_path}:{mark.line + 1}:{mark.column + 1}" if mark else str(case_path)
+        problem = exc.problem or exc.context or "unreadable"
+        hint = "replace the tab with spaces" if "'\\t'" in problem else "write it another way"
+        raise ImportFailure(
+            f"{where}: roofgen adds lines to a case with ruamel.yaml, which cannot read "
+            f"this line ({problem}): {hint}"
+        ) from None
 
 
 def _taken_as(groups: list[Any], kernels: list[Any]) -> list[str]:

@@ -8,7 +8,6 @@ Every figure carries an end-of-line comment naming the metric it came from.
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from roofgen.importers import ImportFailure
+from roofgen.importers.kernel_names import KernelIds, KernelMap, derived_id, kernel_id
 from roofgen.importers.ncu_csv import Launch, Profile
 from roofgen.importers.ncu_metrics import (
     FLOP_WEIGHTS_VERSION,
@@ -27,84 +27,6 @@ from roofgen.importers.ncu_metrics import (
 )
 from roofgen.importers.timing import Timing
 from roofgen.spec.roundtrip import eol
-
-_ID_OK = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-
-
-@dataclass(frozen=True)
-class KernelMap:
-    """``--kernel-map REGEX=ID``: kernel names matching REGEX get the kernel id ID."""
-
-    pattern: re.Pattern[str]
-    kernel: str
-
-    @classmethod
-    def parse(cls, text: str) -> KernelMap:
-        regex, sep, kernel = text.rpartition("=")
-        if not sep or not regex or not _ID_OK.match(kernel):
-            raise ValueError(
-                f"--kernel-map {text!r}: write REGEX=ID, where ID uses lower-case letters, "
-                "digits, '.', '_' and '-'"
-            )
-        try:
-            return cls(re.compile(regex), kernel)
-        except re.error as exc:
-            raise ValueError(f"--kernel-map {text!r}: bad regular expression: {exc}") from None
-
-
-def kernel_id(name: str, kernel_map: Sequence[KernelMap] = ()) -> str | None:
-    """The kernel id for a kernel name: the first matching map, else one made from the
-    name's function (``void gemm_v1<float>(float *, ...)`` -> ``gemm_v1``)."""
-    for entry in kernel_map:
-        if entry.pattern.search(name):
-            return entry.kernel
-    return None
-
-
-def derived_id(name: str) -> str:
-    base = _mangled_name(name) if name.startswith("_Z") else _function_name(name)
-    ident = re.sub(r"[^a-z0-9._-]+", "-", base.lower()).strip("-._")
-    return ident or "kernel"
-
-
-def _function_name(name: str) -> str:
-    depth = 0
-    cut = len(name)
-    for i, ch in enumerate(name):  # the argument list: the first '(' outside templates
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif ch == "(" and depth <= 0:
-            cut = i
-            break
-    head = name[:cut]
-    head = re.sub(r"<[^<>]*>", "", head)  # template arguments, innermost first
-    while "<" in head:
-        stripped = re.sub(r"<[^<>]*>", "", head)
-        if stripped == head:
-            break
-        head = stripped
-    head = head.strip().split()[-1] if head.strip() else name
-    return head.split("::")[-1]
-
-
-def _mangled_name(name: str) -> str:
-    """The last name component of an Itanium-mangled symbol (``_Z7gemm_v1...``)."""
-    pos = 2
-    if name[pos : pos + 1] == "N":
-        pos += 1
-        while name[pos : pos + 1] in ("K", "V", "r"):
-            pos += 1
-    last = name
-    while pos < len(name) and name[pos].isdigit():
-        match = re.match(r"\d+", name[pos:])
-        assert match is not None
-        length = int(match.group())
-        start = pos + len(match.group())
-        last = name[start : start + length]
-        pos = start + length
-    return last
 
 
 @dataclass
@@ -121,29 +43,18 @@ def group_launches(
     profile: Profile, kernel_map: Sequence[KernelMap], only_mapped: bool
 ) -> list[Group]:
     groups: dict[tuple[Any, ...], Group] = {}
-    named: dict[str, str] = {}  # derived id -> the kernel name it was made from
+    ids = KernelIds()
     for launch in profile.launches:
         ident = kernel_id(launch.name, kernel_map)
         mapped = ident is not None
         if ident is None:
             if only_mapped:
                 continue
-            ident = _unique(derived_id(launch.name), launch.name, named)
+            ident = ids.of(launch.name)
         key = (ident, launch.name, launch.grid, launch.block)
         group = groups.setdefault(key, Group(ident, launch.name, mapped=mapped))
         group.launches.append(launch)
     return list(groups.values())
-
-
-def _unique(ident: str, name: str, named: dict[str, str]) -> str:
-    """Different kernels whose names give the same id (``a::k``, ``b::k``) get ``k``,
-    ``k-2``, ...; launches of one kernel keep one id."""
-    candidate, n = ident, 1
-    while named.get(candidate, name) != name:
-        n += 1
-        candidate = f"{ident}-{n}"
-    named[candidate] = name
-    return candidate
 
 
 def _mean(figures: list[Figure]) -> Figure:
@@ -310,6 +221,7 @@ def build_variant(
     missing: dict[tuple[str, ...], Missing] = {}
     launches = CommentedSeq()
     kernels: list[Any] = []
+    listed = set(known_kernels)  # kernel ids already in the case or added here
     sm_clock = None
     for group in groups:
         derived = combine([derive(launch, machine) for launch in group.launches])
@@ -327,7 +239,8 @@ def build_variant(
                 continue
             warnings.append(f"{label}: imported without {', '.join(sorted(derived.missing))}")
         launches.append(_launch(group, derived, timing, options))
-        if group.kernel not in known_kernels and group.kernel not in {k["id"] for k in kernels}:
+        if group.kernel not in listed:
+            listed.add(group.kernel)
             kernels.append(_kernel(group))
     _fail_on_missing(missing, options)
     if not launches:
@@ -384,7 +297,14 @@ def _timing_for(group: Group, options: Options) -> Timing | None:
 
 
 def _kernel(group: Group) -> Any:
-    kernel = _cm(("id", group.kernel), ("name", group.name))
+    from roofgen.spec.ids import MAX_TEXT
+
+    name = group.name
+    if len(name) > MAX_TEXT:  # as long as a spec's text may be, the rest elided
+        name = name[: MAX_TEXT - 1] + "\u2026"
+    kernel = _cm(("id", group.kernel), ("name", name))
+    if name != group.name:
+        eol(kernel, "name", f"the profile's name, {len(group.name):,} characters, shortened")
     kernel["operator"] = _flow(("kind", "other"))
     eol(kernel, "operator", "set the operator's kind and shape")
     return kernel

@@ -217,14 +217,21 @@ def read_file(path: Path) -> tuple[str, list[Launch], list[str]]:
         raise ImportFailure(f"{path}: cannot read the file: {exc.strerror}") from None
     lines = _decode(raw).splitlines()
     messages = [line.strip() for line in lines if line.startswith(("==ERROR==", "==WARNING=="))]
-    start, header = _find_header(lines)
-    if header is None:
-        raise ImportFailure(
-            f'{path}: no Nsight Compute CSV header found (a line with "ID", "Kernel Name" '
-            'and "Metric Name", or metric columns): write the profile with `ncu --csv ...` '
-            "or export it with `ncu --import report.ncu-rep --csv`"
-        )
-    rows = [r for r in csv.reader(_csv_lines(lines[start + 1 :])) if any(c.strip() for c in r)]
+    try:
+        start, header = _find_header(lines)
+        if header is None:
+            raise ImportFailure(
+                f'{path}: no Nsight Compute CSV header found (a line with "ID", "Kernel Name" '
+                'and "Metric Name", or metric columns): write the profile with `ncu --csv ...` '
+                "or export it with `ncu --import report.ncu-rep --csv`"
+            )
+        lines = _csv_lines(lines[start + 1 :])
+        rows = [r for r in csv.reader(lines) if any(c.strip() for c in r)]
+    except csv.Error as exc:
+        why = str(exc)
+        if "field limit" in why:  # no kernel name or metric is that long
+            why = f"a field of more than {csv.field_size_limit():,} characters"
+        raise ImportFailure(f"{path}: not an Nsight Compute CSV export: {why}") from None
     if "Metric Name" in header and "Metric Value" in header:
         return "long", _long(path, header, rows), messages
     if "Metric Name" in header and "Average" in header:

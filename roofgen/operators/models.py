@@ -20,8 +20,9 @@ names the type K and V are stored in (the bytes they move) apart from the type t
 computed in (``k``, ``v``): an FP8 KV cache dequantised to BF16 in registers.
 
 A causal mask is counted exactly: the query-key pairs it keeps, the diagonal included
-(:mod:`roofgen.operators.causal`). No model gives a negative count: a shape that would
-is an error (:func:`shape_error`).
+(:mod:`roofgen.operators.causal`). No model gives a negative count, nor one beyond
+:data:`LARGEST_COUNT` (1e60, the largest quantity roofgen computes with): a shape that
+would is an error (:func:`shape_error`), as is a shape key beyond :data:`MAX_KEY` (2^53).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ from roofgen.operators.causal import attention_lengths, causal_alignment, causal
 __all__ = [
     "DTYPE_BYTES",
     "KV_CACHE",
+    "LARGEST_COUNT",
+    "MAX_KEY",
+    "MAX_TENSORS",
     "SHAPE_KEYS",
     "KeySpec",
     "ModelOutcome",
@@ -44,6 +48,14 @@ __all__ = [
     "operator_model",
     "shape_error",
 ]
+
+#: The largest shape key: 2^53, the largest integer a float holds exactly.
+MAX_KEY = 2**53
+#: The most input or output tensors of an element-wise kernel: the model lists each one
+#: (100 million of them never finished).
+MAX_TENSORS = 1000
+#: The largest count a model may give: spec.quantity.LARGEST, the largest quantity.
+LARGEST_COUNT = 1e60
 
 #: Bytes per element of each dtype (tf32 is stored as fp32).
 DTYPE_BYTES: dict[str, float] = {
@@ -72,10 +84,11 @@ class KeySpec:
     required: bool
     description: str
     kind: Literal["count", "text"] = "count"
+    maximum: int = 2**53  # MAX_KEY; less where the model makes something per unit
 
 
-def _req(text: str) -> KeySpec:
-    return KeySpec(True, text)
+def _req(text: str, maximum: int = 2**53) -> KeySpec:
+    return KeySpec(True, text, maximum=maximum)
 
 
 def _opt(text: str, kind: Literal["count", "text"] = "count") -> KeySpec:
@@ -109,8 +122,8 @@ SHAPE_KEYS: dict[str, dict[str, KeySpec]] = {
     "rmsnorm": _ROWS,
     "elementwise": {
         "n": _req("elements of each tensor"),
-        "inputs": _req("input tensors"),
-        "outputs": _req("output tensors"),
+        "inputs": _req("input tensors", MAX_TENSORS),
+        "outputs": _req("output tensors", MAX_TENSORS),
         "flop_per_element": _opt("FLOPs per element (default: inputs - 1, at least 1)"),
     },
     "reduction": {"n": _req("elements reduced"), "out": _opt("output elements (default 1)")},
@@ -201,6 +214,11 @@ def check_shape(kind: str, shape: Mapping[str, object]) -> list[tuple[str, str]]
         ):
             least = "a non-negative" if _minimum(key) == 0 else "a positive"
             problems.append((key, f"{key} ({spec.description}) must be {least} integer"))
+        elif spec.kind == "count" and isinstance(value, int) and value > spec.maximum:
+            why = "no shape has that many" if spec.maximum == MAX_KEY else "the model lists each"
+            problems.append(
+                (key, f"{key} ({spec.description}) is more than {spec.maximum:,}: {why}")
+            )
     if kind == "attention" and "seq" in shape and ("seq_q" in shape or "seq_kv" in shape):
         problems.append(("seq", "give seq, or seq_q and seq_kv, not both"))
     return problems
@@ -266,7 +284,7 @@ def operator_model(
     dims = {k: v for k, v in shape.items() if isinstance(v, int) and not isinstance(v, bool)}
     try:
         built = builder(dims, _Types(dtypes), phase, causal_alignment(causal, phase))
-        _non_negative(built)
+        _countable(built)
     except ValueError as exc:
         return ModelOutcome(None, f"the {kind} shape {_shape_text(shape)}: {exc}")
     return ModelOutcome(built)
@@ -292,7 +310,7 @@ def _shape_text(shape: Mapping[str, object]) -> str:
     return "{" + ", ".join(f"{k}: {v}" for k, v in shape.items()) + "}"
 
 
-def _non_negative(model: OpModel) -> None:
+def _countable(model: OpModel) -> None:
     counts = {
         "matrix FLOPs": model.matrix_flop,
         "vector FLOPs": model.vector_flop,
@@ -302,6 +320,12 @@ def _non_negative(model: OpModel) -> None:
     negative = [f"{name} {value:g}" for name, value in counts.items() if value < 0]
     if negative:
         raise ValueError(f"gives negative counts ({', '.join(negative)}); check its keys")
+    huge = [f"{name} {value:.3g}" for name, value in counts.items() if value > LARGEST_COUNT]
+    if huge:
+        raise ValueError(
+            f"gives counts beyond 1e60, the largest roofgen computes with ({', '.join(huge)}); "
+            "check its keys"
+        )
 
 
 _Dims = dict[str, int]

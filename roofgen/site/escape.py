@@ -13,16 +13,14 @@ Spec strings (titles, names, summaries, narratives, links) are data, never marku
   which the theme prints unescaped, inside attributes and through ``striptags``
   (which undoes entities): the characters that matter there are replaced by
   look-alikes.
-* :func:`yaml_str` - a YAML scalar (a JSON string, which YAML reads back verbatim).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from urllib.parse import quote
 
-__all__ = ["md_escape", "md_text", "plain_text", "safe_url", "yaml_str"]
+__all__ = ["md_escape", "md_text", "plain_text", "safe_url"]
 
 _MD_ENTITIES = {
     "&": "&amp;",
@@ -144,8 +142,3 @@ def plain_text(value: object) -> str:
     """
     text = _CONTROL.sub("", _NEWLINES.sub(" ", str(value))).strip()
     return text.translate(_PLAIN)
-
-
-def yaml_str(value: object) -> str:
-    """A YAML double-quoted scalar that reads back as ``str(value)``."""
-    return json.dumps(str(value), ensure_ascii=True)

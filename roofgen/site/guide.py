@@ -15,6 +15,7 @@ from typing import Any
 from roofgen.datafiles import data_dir
 from roofgen.site.escape import md_text
 from roofgen.spec import fields as reference
+from roofgen.spec.ids import FIRST_DATE, LAST_DATE, MAX_TEXT, MAX_TITLE_LENGTH
 
 __all__ = [
     "CI_PATH",
@@ -75,6 +76,14 @@ def reference_page() -> str:
         "Quantities are written as people write them: `1.42 ms`, `1.555 TB/s`, "
         "`312 TFLOP/s`, `40 GiB`; decimal and binary prefixes are exact, and a plain "
         "number is in the SI base unit the entry names.",
+        "",
+        "Every quantity, in its SI base unit, is 0 or from 1e-60 to 1e60 in size, and so "
+        "is every other number of a spec (a sweep's weight, an occupancy); a count (calls, "
+        "launches, repeats, grid and block sizes, shape keys) is at most 2^53. These "
+        "bounds lie some thirty orders of magnitude beyond any measurement; within them, "
+        "the products and ratios roofgen computes stay finite, with no division by zero. "
+        f"A text holds at most {MAX_TEXT:,} characters (a case's title "
+        f"{MAX_TITLE_LENGTH:,}), and a case's date lies between {FIRST_DATE} and {LAST_DATE}.",
         "",
     ]
     for kind, title in _KINDS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from roofgen.problems import Problem
-from roofgen.spec.ids import check_ids, check_titles
+from roofgen.spec.ids import check_date, check_ids, check_texts, check_titles
 from roofgen.spec.operators import check_operators
 from roofgen.spec.timestats import check_time
 from roofgen.spec.yamlload import Document, PathKey
@@ -38,7 +38,7 @@ def _unknown(name: str, what: str, valid: list[str] | Any) -> str:
 
 def check_machine(doc: Document) -> list[Problem]:
     data = doc.data
-    problems = check_ids(doc, ("compute", "memory", "links"))
+    problems = check_ids(doc, ("compute", "memory", "links")) + check_texts(doc)
     problems += _dupes(doc, data["compute"], ("compute",), "compute unit")
     problems += _dupes(doc, data["memory"], ("memory",), "memory level")
     problems += _dupes(doc, data.get("links", []), ("links",), "link")
@@ -192,7 +192,8 @@ def check_case(
     """
     broken = broken or set()
     data = doc.data
-    problems = check_ids(doc, ("kernels", "variants")) + check_titles(doc)
+    problems = check_ids(doc, ("kernels", "variants")) + check_titles(doc) + check_date(doc)
+    problems += check_texts(doc)
     problems += _dupes(doc, data["kernels"], ("kernels",), "kernel")
     problems += _dupes(doc, data["variants"], ("variants",), "variant")
     refs = [r if isinstance(r, str) else r["id"] for r in data["machines"]]

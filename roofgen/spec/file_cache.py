@@ -8,7 +8,7 @@ problem are stored: the checks across files (ids, references, the machine librar
 and the analysis always run. Entries not used by the latest check are removed.
 
 An entry is inert JSON (the document's data, the line and column of every path,
-whether every number is finite, its kind), never code or a pickle, and is taken
+whether every number is in range, its kind), never code or a pickle, and is taken
 only if it has exactly the shape :func:`_document` expects: anything else is a
 miss, and the entry is written again.
 """
@@ -98,7 +98,7 @@ def _entry(doc: Document, kind: str) -> bytes:
     entry = {
         "roofgen_document": _FORMAT,
         "kind": kind,
-        "finite": doc.finite,
+        "numbers_in_range": doc.numbers_in_range,
         "data": doc.data,
         "positions": _table(doc.positions),
         "key_positions": _table(doc.key_positions),
@@ -109,7 +109,7 @@ def _entry(doc: Document, kind: str) -> bytes:
     return json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-_KEYS = {"roofgen_document", "kind", "finite", "data", "positions", "key_positions"}
+_KEYS = {"roofgen_document", "kind", "numbers_in_range", "data", "positions", "key_positions"}
 
 
 def _document(entry: Any, display: str) -> tuple[Document, str] | None:
@@ -117,10 +117,10 @@ def _document(entry: Any, display: str) -> tuple[Document, str] | None:
     :func:`_entry` writes."""
     if not isinstance(entry, dict) or entry.keys() != _KEYS:
         return None
-    kind, data, finite = entry["kind"], entry["data"], entry["finite"]
+    kind, data, in_range = entry["kind"], entry["data"], entry["numbers_in_range"]
     if type(entry["roofgen_document"]) is not int or entry["roofgen_document"] != _FORMAT:
         return None
-    if kind not in _KINDS or not isinstance(finite, bool):
+    if kind not in _KINDS or not isinstance(in_range, bool):
         return None
     if not isinstance(data, dict) or data.get("kind") != kind:
         return None
@@ -128,7 +128,7 @@ def _document(entry: Any, display: str) -> tuple[Document, str] | None:
     key_positions = _positions(entry["key_positions"])
     if positions is None or key_positions is None or () not in positions:
         return None
-    return Document(display, data, positions, key_positions, finite), kind
+    return Document(display, data, positions, key_positions, in_range), kind
 
 
 def _table(positions: dict[PathKey, tuple[int, int]]) -> dict[str, list[Any]]:

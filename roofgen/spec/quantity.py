@@ -5,6 +5,15 @@ dimensions (second, byte, FLOP, OP, instruction, transaction, launch, joule).
 pint parses the unit text; the number is parsed as a decimal and multiplied
 exactly, and each distinct unit text is parsed once and cached (pint parsing
 every value one by one costs several times a YAML load).
+
+Every quantity, in SI base units, is 0 or between :data:`SMALLEST` (1e-60) and
+:data:`LARGEST` (1e60) in size: some thirty orders of magnitude beyond any real
+measurement (a yottaFLOP is 1e24 FLOP, a picojoule 1e-12 J), and close enough to 1
+that the products and ratios the analysis forms of a few of them stay within a
+float's normal range (about 2.2e-308 to 1.8e308): no infinity, no zero from an
+underflow, no division by zero. A plain number elsewhere in a spec (a sweep's
+weight) keeps to the same range (:func:`out_of_range`), and a count (calls, launches,
+a grid's blocks) to :data:`MAX_COUNT`, 2^53, the largest integer a float holds exactly.
 """
 
 from __future__ import annotations
@@ -115,7 +124,11 @@ _UNIT = re.compile(rf"^{_WORD}(?:(?:\s*[/*]\s*|\s+|(?<=\d)){_WORD})*$")
 # Longer unit texts are refused before pint parses them (pint's prefix search is slow
 # on long words); roofgen's longest unit, 'instructions/s', has 14 characters.
 MAX_UNIT_CHARS = 40
-LARGEST = "1.8e308"  # sys.float_info.max, as messages write it
+SMALLEST = 1e-60  # the smallest size of a quantity other than 0, in SI base units
+LARGEST = 1e60  # the largest
+_SMALLEST, _LARGEST = Decimal("1e-60"), Decimal("1e60")
+_SHOWN = {"too small": "1e-60", "too large": "1e60"}  # the bounds as messages write them
+MAX_COUNT = 2**53  # the largest count a spec may give (calls, launches, grid), as the schemas say
 _NUMBER = re.compile(r"^\s*([+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(.*?)\s*$")
 
 
@@ -249,11 +262,10 @@ def parse_quantity(value: Any, dimension: str) -> float:
     if isinstance(value, bool):
         raise QuantityError(f"expected {_label(dimension)} such as '{example}', not {value}")
     if isinstance(value, int | float):
-        try:
-            plain = float(value)
-        except OverflowError:  # an int beyond a float's range
-            raise QuantityError(_too_large(value, dimension)) from None
-        return _finite(plain, dimension, value)
+        if isinstance(value, float):
+            _finite(value, dimension, value)
+        _within(value, dimension, value)  # exact for an int of any size
+        return float(value)
     if not isinstance(value, str):
         raise QuantityError(f"expected {_label(dimension)} such as '{example}'")
     shown = _shown(value)
@@ -277,17 +289,14 @@ def parse_quantity(value: Any, dimension: str) -> float:
         ) from None
     if unit.dimensionality != expected:
         if not unit_text:  # a plain number is in base units
-            return _finite(float(number), dimension, value)
+            return float(_within(number, dimension, value))
         got = _label(dimension_name(unit.dimensionality))
         raise QuantityError(f"{shown} is {got}, not {_label(dimension)}; write e.g. '{example}'")
     with localcontext() as ctx:  # exact: both operands have fewer than 60 digits
         ctx.prec = 60
-        ctx.traps[Overflow] = False  # an overflowing product is infinite, reported below
+        ctx.traps[Overflow] = False  # an overflowing product is infinite: too large
         product = number * unit.factor
-    result = float(product)
-    if math.isinf(result) and math.isfinite(float(number)):  # finite until converted
-        raise QuantityError(_too_large(value, dimension))
-    return _finite(result, dimension, value)
+    return float(_within(product, dimension, value))
 
 
 def _finite(result: float, dimension: str, original: Any) -> float:
@@ -299,12 +308,34 @@ def _finite(result: float, dimension: str, original: Any) -> float:
     return result
 
 
-def _too_large(value: Any, dimension: str) -> str:
-    return (
-        f"{_shown(value)} is too large: it is more than {LARGEST} {BASE_UNIT[dimension]}, "
-        f"the largest number roofgen computes with; write {_label(dimension)} "
-        f"such as '{EXAMPLES[dimension]}'"
+def out_of_range(value: float | Decimal) -> str | None:
+    """'too large' or 'too small' when ``value`` (exact, in SI base units) is neither 0
+    nor between :data:`SMALLEST` and :data:`LARGEST` in size; None when it is."""
+    if isinstance(value, float):
+        size = abs(value)
+        large, small = size > LARGEST, 0 < size < SMALLEST
+    else:  # an int or a Decimal, compared exactly
+        exact = Decimal(value).copy_abs()  # abs() would round to the context's 28 digits
+        large, small = exact > _LARGEST, 0 < exact < _SMALLEST
+    return "too large" if large else "too small" if small else None
+
+
+def _within(value: Any, dimension: str, original: Any) -> Any:
+    """``value`` when :func:`out_of_range` has no objection, else the error."""
+    why = out_of_range(value)
+    if why is None:
+        return value
+    edge = "largest" if why == "too large" else "smallest"
+    other = ", other than 0," if why == "too small" else ""
+    raise QuantityError(
+        f"{_shown(original)} is {why}: the {edge} {_noun(dimension)} roofgen computes "
+        f"with{other} is {_SHOWN[why]} {BASE_UNIT[dimension]}; write e.g. '{EXAMPLES[dimension]}'"
     )
+
+
+def _noun(dimension: str) -> str:
+    """'time', 'FLOP rate': the label without its article or its note."""
+    return LABELS[dimension].split(" (")[0].split(" ", 1)[1]
 
 
 def _shown(value: Any) -> str:

@@ -3,7 +3,8 @@
 The schemas in schemas/ are the only statement of the format's rules. One
 validator is built per schema and reused. The custom keyword ``x-quantity``
 checks that a quantity has the right dimension and sign, so units are checked
-where the schema says a quantity belongs.
+where the schema says a quantity belongs; ``x-finite`` keeps a plain number finite
+and within the range quantities keep to (0, or 1e-60 to 1e60 in size).
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from jsonschema.validators import extend
 
 from roofgen.problems import Problem
 from roofgen.spec import fastpath
-from roofgen.spec.quantity import EXAMPLES, QuantityError, parse_quantity
+from roofgen.spec.quantity import (
+    EXAMPLES,
+    MAX_COUNT,
+    QuantityError,
+    out_of_range,
+    parse_quantity,
+)
 from roofgen.spec.schemafiles import ALL_SCHEMAS, load_schema
 from roofgen.spec.yamlload import Document, PathKey
 
@@ -79,8 +86,15 @@ def _placeholder(instance: str, spec: dict[str, Any], schema: dict[str, Any]) ->
 
 
 def _x_finite(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iterator:
-    if enabled and isinstance(instance, float) and not math.isfinite(instance):
+    if not enabled or not isinstance(instance, int | float) or isinstance(instance, bool):
+        return
+    if isinstance(instance, float) and not math.isfinite(instance):
         yield ValidationError(f"{_show(instance)} is not a finite number")
+    elif why := out_of_range(instance):
+        yield ValidationError(
+            f"{_show(instance)} is {why}: roofgen computes with numbers from 1e-60 to 1e60 "
+            "in size, or 0"
+        )
 
 
 _Validator = extend(Draft202012Validator, {"x-quantity": _x_quantity, "x-finite": _x_finite})
@@ -94,7 +108,7 @@ def validator(kind: str) -> Any:
 
 def validate(doc: Document, kind: str) -> list[Problem]:
     """Every schema problem of ``doc`` as ``kind`` ('machine', 'case' or 'rules')."""
-    if doc.finite and fastpath.is_valid(doc.data, kind):
+    if doc.numbers_in_range and fastpath.is_valid(doc.data, kind):
         return []
     problems = []
     for error in validator(kind).iter_errors(doc.data):
@@ -201,6 +215,11 @@ def _message(error: ValidationError) -> str:
         return (
             f"{_show(inst)} is not a valid id: use lower-case letters, digits, '.', '_' "
             "and '-', starting with a letter or digit"
+        )
+    if v == "maximum" and error.validator_value == MAX_COUNT:
+        return (
+            f"{_show(inst)} is more than {MAX_COUNT:,} (2^53), the largest count roofgen "
+            "computes with (the largest integer a float holds exactly)"
         )
     if v in ("minItems", "minProperties"):
         return "must not be empty"

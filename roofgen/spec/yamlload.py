@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from roofgen.problems import Problem, format_path
+from roofgen.spec.quantity import out_of_range
 from roofgen.spec.yamlscalar import (
     PLAIN,
     SCALAR_TAGS,
@@ -70,7 +71,9 @@ class Document:
     data: Any
     positions: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
     key_positions: dict[PathKey, tuple[int, int]] = field(default_factory=dict)
-    finite: bool = True  # False if any number is infinite or NaN
+    # False if any number is infinite, NaN or beyond the range quantities keep to
+    # (quantity.out_of_range): the schema's compiled fast path cannot vouch for those.
+    numbers_in_range: bool = True
 
     def where(self, path: PathKey, *, key: bool = False) -> tuple[int, int]:
         """Line and column of ``path``, or of its nearest located parent."""
@@ -300,8 +303,9 @@ class _Builder:
             except BadScalar as exc:
                 self.problems.append(self.doc.problem(path, str(exc)))
                 return None
-            if isinstance(value, float) and not math.isfinite(value):
-                self.doc.finite = False
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                if isinstance(value, float) and not math.isfinite(value) or out_of_range(value):
+                    self.doc.numbers_in_range = False
             elif isinstance(value, str) and ("\u2028" in value or "\u2029" in value):
                 # Line and paragraph separators are line breaks: written as '\n', since
                 # JSON (and so Vega-Lite's generated expressions) leaves them raw,

@@ -137,6 +137,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json(data, custom_formats={
                                     if isinstance(data__machines_item__version, (int, float, Decimal)) and not isinstance(data__machines_item__version, bool):
                                         if data__machines_item__version < 1:
                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".machines[{data__machines_x}].version".format(**locals()) + " must be bigger than or equal to 1")
+                                        if data__machines_item__version > 9007199254740992:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".machines[{data__machines_x}].version".format(**locals()) + " must be smaller than or equal to 9007199254740992")
                                 if "sha256" in data__machines_item_keys:
                                     data__machines_item_keys.remove("sha256")
                                     data__machines_item__sha256 = data__machines_item["sha256"]
@@ -520,6 +522,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json(data, custom_formats={
                                             if isinstance(data__variants_item__launches_item__calls, (int, float, Decimal)) and not isinstance(data__variants_item__launches_item__calls, bool):
                                                 if data__variants_item__launches_item__calls < 1:
                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].calls".format(**locals()) + " must be bigger than or equal to 1")
+                                                if data__variants_item__launches_item__calls > 9007199254740992:
+                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].calls".format(**locals()) + " must be smaller than or equal to 9007199254740992")
                                         if "overlap" in data__variants_item__launches_item_keys:
                                             data__variants_item__launches_item_keys.remove("overlap")
                                             data__variants_item__launches_item__overlap = data__variants_item__launches_item["overlap"]
@@ -712,6 +716,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json(data, custom_formats={
                                                                     if isinstance(data__variants_item__launches_item__measurement__time__repeats, (int, float, Decimal)) and not isinstance(data__variants_item__launches_item__measurement__time__repeats, bool):
                                                                         if data__variants_item__launches_item__measurement__time__repeats < 1:
                                                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.time.repeats".format(**locals()) + " must be bigger than or equal to 1")
+                                                                        if data__variants_item__launches_item__measurement__time__repeats > 9007199254740992:
+                                                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.time.repeats".format(**locals()) + " must be smaller than or equal to 9007199254740992")
                                                                 if "warmup" in data__variants_item__launches_item__measurement__time_keys:
                                                                     data__variants_item__launches_item__measurement__time_keys.remove("warmup")
                                                                     data__variants_item__launches_item__measurement__time__warmup = data__variants_item__launches_item__measurement__time["warmup"]
@@ -720,6 +726,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json(data, custom_formats={
                                                                     if isinstance(data__variants_item__launches_item__measurement__time__warmup, (int, float, Decimal)) and not isinstance(data__variants_item__launches_item__measurement__time__warmup, bool):
                                                                         if data__variants_item__launches_item__measurement__time__warmup < 0:
                                                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.time.warmup".format(**locals()) + " must be bigger than or equal to 0")
+                                                                        if data__variants_item__launches_item__measurement__time__warmup > 9007199254740992:
+                                                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.time.warmup".format(**locals()) + " must be smaller than or equal to 9007199254740992")
                                                                 if data__variants_item__launches_item__measurement__time_keys:
                                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.time".format(**locals()) + " must not contain "+str(data__variants_item__launches_item__measurement__time_keys)+" properties")
                                                             data__variants_item__launches_item__measurement__time_any_of_count2 += 1
@@ -1038,6 +1046,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json(data, custom_formats={
                                                     if isinstance(data__variants_item__launches_item__measurement__launches, (int, float, Decimal)) and not isinstance(data__variants_item__launches_item__measurement__launches, bool):
                                                         if data__variants_item__launches_item__measurement__launches < 0:
                                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.launches".format(**locals()) + " must be bigger than or equal to 0")
+                                                        if data__variants_item__launches_item__measurement__launches > 9007199254740992:
+                                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.launches".format(**locals()) + " must be smaller than or equal to 9007199254740992")
                                                 if "syncs" in data__variants_item__launches_item__measurement_keys:
                                                     data__variants_item__launches_item__measurement_keys.remove("syncs")
                                                     data__variants_item__launches_item__measurement__syncs = data__variants_item__launches_item__measurement["syncs"]
@@ -1046,6 +1056,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json(data, custom_formats={
                                                     if isinstance(data__variants_item__launches_item__measurement__syncs, (int, float, Decimal)) and not isinstance(data__variants_item__launches_item__measurement__syncs, bool):
                                                         if data__variants_item__launches_item__measurement__syncs < 0:
                                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.syncs".format(**locals()) + " must be bigger than or equal to 0")
+                                                        if data__variants_item__launches_item__measurement__syncs > 9007199254740992:
+                                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.syncs".format(**locals()) + " must be smaller than or equal to 9007199254740992")
                                                 if "graph" in data__variants_item__launches_item__measurement_keys:
                                                     data__variants_item__launches_item__measurement_keys.remove("graph")
                                                     data__variants_item__launches_item__measurement__graph = data__variants_item__launches_item__measurement["graph"]
@@ -1141,6 +1153,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json(data, custom_formats={
                                                                     if isinstance(data__variants_item__launches_item__measurement__collectives_item__ranks, (int, float, Decimal)) and not isinstance(data__variants_item__launches_item__measurement__collectives_item__ranks, bool):
                                                                         if data__variants_item__launches_item__measurement__collectives_item__ranks < 1:
                                                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.collectives[{data__variants_item__launches_item__measurement__collectives_x}].ranks".format(**locals()) + " must be bigger than or equal to 1")
+                                                                        if data__variants_item__launches_item__measurement__collectives_item__ranks > 9007199254740992:
+                                                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.collectives[{data__variants_item__launches_item__measurement__collectives_x}].ranks".format(**locals()) + " must be smaller than or equal to 9007199254740992")
                                                                 if "link" in data__variants_item__launches_item__measurement__collectives_item_keys:
                                                                     data__variants_item__launches_item__measurement__collectives_item_keys.remove("link")
                                                                     data__variants_item__launches_item__measurement__collectives_item__link = data__variants_item__launches_item__measurement__collectives_item["link"]
@@ -1175,6 +1189,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json(data, custom_formats={
                                                                     if isinstance(data__variants_item__launches_item__measurement__collectives_item__sms, (int, float, Decimal)) and not isinstance(data__variants_item__launches_item__measurement__collectives_item__sms, bool):
                                                                         if data__variants_item__launches_item__measurement__collectives_item__sms < 0:
                                                                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.collectives[{data__variants_item__launches_item__measurement__collectives_x}].sms".format(**locals()) + " must be bigger than or equal to 0")
+                                                                        if data__variants_item__launches_item__measurement__collectives_item__sms > 9007199254740992:
+                                                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.collectives[{data__variants_item__launches_item__measurement__collectives_x}].sms".format(**locals()) + " must be smaller than or equal to 9007199254740992")
                                                                 if data__variants_item__launches_item__measurement__collectives_item_keys:
                                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.collectives[{data__variants_item__launches_item__measurement__collectives_x}]".format(**locals()) + " must not contain "+str(data__variants_item__launches_item__measurement__collectives_item_keys)+" properties")
                                                 if "sparsity" in data__variants_item__launches_item__measurement_keys:
@@ -1224,6 +1240,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json(data, custom_formats={
                                                             if isinstance(data__variants_item__launches_item__measurement__grid_item, (int, float, Decimal)) and not isinstance(data__variants_item__launches_item__measurement__grid_item, bool):
                                                                 if data__variants_item__launches_item__measurement__grid_item < 1:
                                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.grid[{data__variants_item__launches_item__measurement__grid_x}]".format(**locals()) + " must be bigger than or equal to 1")
+                                                                if data__variants_item__launches_item__measurement__grid_item > 9007199254740992:
+                                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.grid[{data__variants_item__launches_item__measurement__grid_x}]".format(**locals()) + " must be smaller than or equal to 9007199254740992")
                                                 if "block" in data__variants_item__launches_item__measurement_keys:
                                                     data__variants_item__launches_item__measurement_keys.remove("block")
                                                     data__variants_item__launches_item__measurement__block = data__variants_item__launches_item__measurement["block"]
@@ -1242,6 +1260,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json(data, custom_formats={
                                                             if isinstance(data__variants_item__launches_item__measurement__block_item, (int, float, Decimal)) and not isinstance(data__variants_item__launches_item__measurement__block_item, bool):
                                                                 if data__variants_item__launches_item__measurement__block_item < 1:
                                                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.block[{data__variants_item__launches_item__measurement__block_x}]".format(**locals()) + " must be bigger than or equal to 1")
+                                                                if data__variants_item__launches_item__measurement__block_item > 9007199254740992:
+                                                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].launches[{data__variants_item__launches_x}].measurement.block[{data__variants_item__launches_item__measurement__block_x}]".format(**locals()) + " must be smaller than or equal to 9007199254740992")
                                                 if "occupancy" in data__variants_item__launches_item__measurement_keys:
                                                     data__variants_item__launches_item__measurement_keys.remove("occupancy")
                                                     data__variants_item__launches_item__measurement__occupancy = data__variants_item__launches_item__measurement["occupancy"]
@@ -1538,6 +1558,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json__properties_variants_i
                             if isinstance(data__time__repeats, (int, float, Decimal)) and not isinstance(data__time__repeats, bool):
                                 if data__time__repeats < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".time.repeats must be bigger than or equal to 1")
+                                if data__time__repeats > 9007199254740992:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".time.repeats must be smaller than or equal to 9007199254740992")
                         if "warmup" in data__time_keys:
                             data__time_keys.remove("warmup")
                             data__time__warmup = data__time["warmup"]
@@ -1546,6 +1568,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json__properties_variants_i
                             if isinstance(data__time__warmup, (int, float, Decimal)) and not isinstance(data__time__warmup, bool):
                                 if data__time__warmup < 0:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".time.warmup must be bigger than or equal to 0")
+                                if data__time__warmup > 9007199254740992:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".time.warmup must be smaller than or equal to 9007199254740992")
                         if data__time_keys:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".time must not contain "+str(data__time_keys)+" properties")
                     data__time_any_of_count4 += 1
@@ -1864,6 +1888,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json__properties_variants_i
             if isinstance(data__launches, (int, float, Decimal)) and not isinstance(data__launches, bool):
                 if data__launches < 0:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".launches must be bigger than or equal to 0")
+                if data__launches > 9007199254740992:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".launches must be smaller than or equal to 9007199254740992")
         if "syncs" in data_keys:
             data_keys.remove("syncs")
             data__syncs = data["syncs"]
@@ -1872,6 +1898,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json__properties_variants_i
             if isinstance(data__syncs, (int, float, Decimal)) and not isinstance(data__syncs, bool):
                 if data__syncs < 0:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".syncs must be bigger than or equal to 0")
+                if data__syncs > 9007199254740992:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".syncs must be smaller than or equal to 9007199254740992")
         if "graph" in data_keys:
             data_keys.remove("graph")
             data__graph = data["graph"]
@@ -1967,6 +1995,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json__properties_variants_i
                             if isinstance(data__collectives_item__ranks, (int, float, Decimal)) and not isinstance(data__collectives_item__ranks, bool):
                                 if data__collectives_item__ranks < 1:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".collectives[{data__collectives_x}].ranks".format(**locals()) + " must be bigger than or equal to 1")
+                                if data__collectives_item__ranks > 9007199254740992:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".collectives[{data__collectives_x}].ranks".format(**locals()) + " must be smaller than or equal to 9007199254740992")
                         if "link" in data__collectives_item_keys:
                             data__collectives_item_keys.remove("link")
                             data__collectives_item__link = data__collectives_item["link"]
@@ -2001,6 +2031,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json__properties_variants_i
                             if isinstance(data__collectives_item__sms, (int, float, Decimal)) and not isinstance(data__collectives_item__sms, bool):
                                 if data__collectives_item__sms < 0:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".collectives[{data__collectives_x}].sms".format(**locals()) + " must be bigger than or equal to 0")
+                                if data__collectives_item__sms > 9007199254740992:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".collectives[{data__collectives_x}].sms".format(**locals()) + " must be smaller than or equal to 9007199254740992")
                         if data__collectives_item_keys:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".collectives[{data__collectives_x}]".format(**locals()) + " must not contain "+str(data__collectives_item_keys)+" properties")
         if "sparsity" in data_keys:
@@ -2050,6 +2082,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json__properties_variants_i
                     if isinstance(data__grid_item, (int, float, Decimal)) and not isinstance(data__grid_item, bool):
                         if data__grid_item < 1:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".grid[{data__grid_x}]".format(**locals()) + " must be bigger than or equal to 1")
+                        if data__grid_item > 9007199254740992:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".grid[{data__grid_x}]".format(**locals()) + " must be smaller than or equal to 9007199254740992")
         if "block" in data_keys:
             data_keys.remove("block")
             data__block = data["block"]
@@ -2068,6 +2102,8 @@ def validate_https___roofgen_dev_schemas_case_schema_json__properties_variants_i
                     if isinstance(data__block_item, (int, float, Decimal)) and not isinstance(data__block_item, bool):
                         if data__block_item < 1:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".block[{data__block_x}]".format(**locals()) + " must be bigger than or equal to 1")
+                        if data__block_item > 9007199254740992:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".block[{data__block_x}]".format(**locals()) + " must be smaller than or equal to 9007199254740992")
         if "occupancy" in data_keys:
             data_keys.remove("occupancy")
             data__occupancy = data["occupancy"]

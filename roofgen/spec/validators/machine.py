@@ -65,6 +65,8 @@ def validate_https___roofgen_dev_schemas_machine_schema_json(data, custom_format
             if isinstance(data__version, (int, float, Decimal)) and not isinstance(data__version, bool):
                 if data__version < 1:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".version must be bigger than or equal to 1")
+                if data__version > 9007199254740992:
+                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".version must be smaller than or equal to 9007199254740992")
         if "vendor" in data_keys:
             data_keys.remove("vendor")
             data__vendor = data["vendor"]
@@ -1477,6 +1479,8 @@ def validate_https___roofgen_dev_schemas_machine_schema_json(data, custom_format
                     if isinstance(data__issue__sms, (int, float, Decimal)) and not isinstance(data__issue__sms, bool):
                         if data__issue__sms < 1:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".issue.sms must be bigger than or equal to 1")
+                        if data__issue__sms > 9007199254740992:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".issue.sms must be smaller than or equal to 9007199254740992")
                 if "schedulers_per_sm" in data__issue_keys:
                     data__issue_keys.remove("schedulers_per_sm")
                     data__issue__schedulerspersm = data__issue["schedulers_per_sm"]
@@ -1485,6 +1489,8 @@ def validate_https___roofgen_dev_schemas_machine_schema_json(data, custom_format
                     if isinstance(data__issue__schedulerspersm, (int, float, Decimal)) and not isinstance(data__issue__schedulerspersm, bool):
                         if data__issue__schedulerspersm < 1:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".issue.schedulers_per_sm must be bigger than or equal to 1")
+                        if data__issue__schedulerspersm > 9007199254740992:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".issue.schedulers_per_sm must be smaller than or equal to 9007199254740992")
                 if "warp_size" in data__issue_keys:
                     data__issue_keys.remove("warp_size")
                     data__issue__warpsize = data__issue["warp_size"]

@@ -200,3 +200,24 @@ def test_hostile_ert_files_are_refused_with_a_message(tmp_path, capsys, content,
     err = capsys.readouterr().err
     assert status == 1 and said in err, err
     assert not (tmp_path / "m.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("0", "'0 GFLOP/s' is not a rate: not a positive, finite number"),
+        ("-1", "'-1 GFLOP/s' is not a rate: not a positive, finite number"),
+        ("NaN", "'nan GFLOP/s' is not a rate: not a positive, finite number"),
+        ("1e999", "'inf GFLOP/s' is not a rate: not a positive, finite number"),
+        ("1e300", "'1e+300 GFLOP/s' is too large"),
+    ],
+)
+def test_an_ert_figure_no_roof_can_hold_is_refused_naming_the_entry(tmp_path, capsys, value, said):
+    """Each used to build a machine file that did not check ("please report")."""
+    source = FIXTURE.read_text()
+    assert source.count("4258.4") == 1
+    (tmp_path / "r.json").write_text(source.replace("4258.4", value))
+    assert _import(source=tmp_path / "r.json") == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{tmp_path / 'r.json'}: gflops.data entry 'FP64 GFLOPs': {said}"), err
+    assert "please report" not in err

@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import datetime
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,10 +142,30 @@ def _pairs(section: Any, key: str, path: Path, required: bool = True) -> list[tu
             and isinstance(row[1], int | float)
             and not isinstance(row[1], bool)
         ):
-            out.append((row[0].strip(), float(row[1])))
+            out.append((row[0].strip(), _rate(float(row[1]), key, row[0], path)))
         else:
             raise ImportFailure(f"{path}: {key}.data entry {row!r} is not [name, value]")
     return out
+
+
+def _rate(value: float, key: str, name: str, path: Path) -> float:
+    """``value`` if it is a rate a machine file can hold: positive, finite, and finite
+    in FLOP/s or B/s too (else the machine roofgen writes would not check)."""
+    from roofgen.spec.quantity import QuantityError, parse_quantity
+
+    unit, dimension = ("GFLOP/s", "flop_rate") if key == "gflops" else ("GB/s", "bandwidth")
+    try:
+        if not (math.isfinite(value) and value > 0):
+            raise QuantityError(f"'{value:g} {unit}' is not a rate: not a positive, finite number")
+        parse_quantity(f"{value:g} {unit}", dimension)
+    except QuantityError as exc:
+        raise ImportFailure(f"{path}: {key}.data entry {_shown(name)}: {exc}") from None
+    return value
+
+
+def _shown(name: str) -> str:
+    text = repr(name)
+    return text if len(text) <= 60 else text[:56] + "...'"
 
 
 def _metadata(meta: Any, out: dict[str, Any]) -> None:

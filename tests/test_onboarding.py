@@ -5,6 +5,7 @@ the reference anchors in schema messages, and the "Your first case" tutorial run
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from pathlib import Path
@@ -600,6 +601,26 @@ def test_migrate_refuses_what_it_cannot_migrate(tmp_path, capsys, monkeypatch):
     assert "new.yaml: spec format version 7 is newer than this roofgen's (1)" in err
     assert "has both 'bytes' and bytes_hbm: merge them by hand" in err
     assert (tmp_path / "both.yaml").read_text("utf-8") == both
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda p: os.mkfifo(p), "is not a regular file"),  # read_bytes() waited forever
+        (lambda p: p.symlink_to(os.devnull.replace("null", "zero")), "is not a regular file"),
+        (lambda p: p.symlink_to(p.name), "cannot read the file"),  # a loop: was exit 4
+        (lambda p: p.write_bytes(b"#" * (9 << 20)), "file is 9.4 MB, above the 8 MiB limit"),
+    ],
+    ids=["fifo", "dev-zero", "link-loop", "9-mib"],
+)
+def test_migrate_refuses_a_file_no_spec_can_be(tmp_path, capsys, monkeypatch, make, said):
+    (tmp_path / "case.yaml").write_text(V0_CASE, encoding="utf-8")
+    make(tmp_path / "odd.yaml")
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run(["migrate", "."], capsys)
+    assert status == 1
+    assert f"odd.yaml: {said}" in err
+    assert "migrated case.yaml: version 0 -> 1" in err  # the other files are migrated
 
 
 # --------------------------------------------------------------------------- reference anchors

@@ -53,8 +53,13 @@ def migrate_cmd(
 def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> str:
     """Migrate one file: 'current', 'pending' (needs, or got, a migration) or 'failed'."""
     from roofgen.api import CURRENT, MigrationError, migrate_text, read_version, write_text
+    from roofgen.spec.yamlload import read_file
 
-    raw = path.read_bytes()
+    raw, problems = read_file(path, shown(path))  # a pipe, a device, a loop: refused
+    if raw is None:
+        for problem in problems:
+            say(problem.format(), fg="red")
+        return "failed"
     newline = "\r\n" if b"\r\n" in raw else "\n"
     try:
         text = raw.decode("utf-8-sig").replace("\r\n", "\n")

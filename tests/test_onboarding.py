@@ -604,6 +604,22 @@ def test_migrate_refuses_what_it_cannot_migrate(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize(
+    ("version", "shown"),
+    [("9" * 5000, "'" + "9" * 35 + "...'"), ("[" * 3000 + "]" * 3000, "'" + "[" * 35 + "...'")],
+    ids=["5000-digits", "deep-nest"],
+)
+def test_migrate_refuses_a_version_no_yaml_reader_takes(
+    tmp_path, capsys, monkeypatch, version, shown
+):
+    """Python's int() refuses 4,300 digits and PyYAML recursed on the nest: exit 4."""
+    (tmp_path / "odd.yaml").write_text(f"roofgen: {version}\nkind: case\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run(["migrate", "."], capsys)
+    assert status == 1, err
+    assert f"odd.yaml: spec format version {shown} cannot be migrated (from 0 to 1 only)" in err
+
+
+@pytest.mark.parametrize(
     ("make", "said"),
     [
         (lambda p: os.mkfifo(p), "is not a regular file"),  # read_bytes() waited forever

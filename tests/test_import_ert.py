@@ -221,3 +221,22 @@ def test_an_ert_figure_no_roof_can_hold_is_refused_naming_the_entry(tmp_path, ca
     err = capsys.readouterr().err
     assert err.startswith(f"{tmp_path / 'r.json'}: gflops.data entry 'FP64 GFLOPs': {said}"), err
     assert "please report" not in err
+
+
+@pytest.mark.parametrize("data", ["1e999", "{}", '"x"', "7"])
+def test_results_that_are_no_list_are_refused(tmp_path, capsys, data):
+    """gflops.data of 1e999 (a float) used to end in exit 4."""
+    source = json.loads(FIXTURE.read_text())
+    text = json.dumps(source).replace('"data": [["FP64 GFLOPs", 4258.4]]', f'"data": {data}')
+    assert text != json.dumps(source)
+    (tmp_path / "r.json").write_text(text)
+    assert _import(source=tmp_path / "r.json") == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'r.json'}: gflops.data is not a list of [name, value] entries" in err
+
+
+@pytest.mark.parametrize("clock", ["0 MHz", "-1 GHz"])
+def test_a_clock_of_zero_or_less_is_a_usage_error(capsys, clock):
+    """It used to build a machine file that did not check ("please report")."""
+    assert _import("--sm-clock", clock) == 2
+    assert f"--sm-clock {clock!r}: a clock is above zero" in capsys.readouterr().err

@@ -133,6 +133,8 @@ def _pairs(section: Any, key: str, path: Path, required: bool = True) -> list[tu
         if required:
             raise ImportFailure(f"{path}: no {key}.data in the ERT file")
         return []
+    if not isinstance(rows, list):
+        raise ImportFailure(f"{path}: {key}.data is not a list of [name, value] entries")
     out = []
     for row in rows:
         if (

@@ -725,3 +725,18 @@ def test_a_level_one_launch_lacks_is_unknown_for_the_kernel(tmp_path, capsys):
     assert "imported without device-memory bytes" in capsys.readouterr().err
     randominit = _m(_yaml(tmp_path / "c.yaml"), 0)
     assert "hbm" not in randominit["bytes"] and "l2" in randominit["bytes"]
+
+
+@pytest.mark.parametrize("block", ["(1, 2, 3, 4)", "(0, 32, 1)", "(-1, 32, 1)"])
+def test_a_block_size_cuda_cannot_have_is_unknown(tmp_path, capsys, block):
+    """Four sizes or a zero built a case that did not check ('please report'); a sign
+    was dropped, so (-1, 32, 1) read as (1, 32, 1). Each is now unknown (left out)."""
+    lines = (DATA / "01_sgemm.csv").read_text().splitlines(keepends=True)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("".join(line.replace('"(32, 32, 1)"', f'"{block}"') if line.startswith('"0",')
+                           else line for line in lines))  # fmt: skip
+    status = main(["import", "ncu", str(bad), "--machine", "a100-40gb-sxm",
+                   "-o", str(tmp_path / "c.yaml")])  # fmt: skip
+    assert status == 0, capsys.readouterr().err
+    data = _yaml(tmp_path / "c.yaml")
+    assert "block" not in _m(data, 0) and _m(data, 1)["block"] == [32, 32, 1]

@@ -43,9 +43,9 @@ def find_settings_file(start: Path) -> tuple[Path, dict[str, Any]] | None:
             return candidate, _read_toml(candidate)
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
-            data = _read_toml(pyproject)
-            if "roofgen" in data.get("tool", {}):
-                return pyproject, data["tool"]["roofgen"]
+            tool = _read_toml(pyproject).get("tool")
+            if isinstance(tool, dict) and "roofgen" in tool:
+                return pyproject, tool["roofgen"]
     return None
 
 
@@ -54,9 +54,16 @@ def _read_toml(path: Path) -> dict[str, Any]:
         with path.open("rb") as f:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
-        raise SpecError([Problem(str(path), 0, 0, "", f"invalid TOML: {exc}")]) from None
+        message = f"invalid TOML: {exc}"
+    except UnicodeDecodeError as exc:
+        message = f"not UTF-8 text (byte {exc.start} is 0x{exc.object[exc.start]:02x})"
+    except ValueError:  # tomllib's int() of a number past Python's 4,300-digit limit
+        message = "invalid TOML: a number of more than 4,300 digits"
+    except RecursionError:
+        message = "invalid TOML: nested too deeply"
     except OSError as exc:
-        raise SpecError([Problem(str(path), 0, 0, "", f"cannot read: {exc.strerror}")]) from None
+        message = f"cannot read: {exc.strerror}"
+    raise SpecError([Problem(str(path), 0, 0, "", message)])
 
 
 def load_settings(start: Path | None = None, overrides: dict[str, Any] | None = None) -> Settings:

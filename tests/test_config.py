@@ -156,6 +156,38 @@ def test_invalid_settings_exit_1_without_traceback(
     assert err.startswith(str(project / "roofgen.toml"))
 
 
+@pytest.mark.parametrize(
+    "data, said",
+    [
+        (
+            b"[thresholds]\nco_bound_margin = 1" + b"0" * 5000 + b"\n",
+            "invalid TOML: a number of more than 4,300 digits",
+        ),
+        (b"specs = " + b"[" * 5000 + b"]" * 5000 + b"\n", "invalid TOML: nested too deeply"),
+        ('[site]\nname = "Caf\u00e9"\n'.encode("latin-1"), "not UTF-8 text (byte 18 is 0xe9)"),
+    ],
+)
+def test_unreadable_toml_is_an_error_on_the_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    data: bytes, said: str,
+) -> None:  # fmt: skip
+    """Input tomllib refuses with something other than a TOMLDecodeError."""
+    (project / "roofgen.toml").write_bytes(data)
+    monkeypatch.chdir(project)
+    status, _, err = _run(["config"], capsys)
+    assert status == 1, err
+    assert err.startswith(f"{project / 'roofgen.toml'}: {said}"), err
+
+
+@pytest.mark.parametrize("tool", ["tool = 1\n", 'tool = "roofgen"\n', "tool = [1]\n"])
+def test_a_pyproject_whose_tool_is_not_a_table_is_passed_over(project: Path, tool: str) -> None:
+    (project / "roofgen.toml").write_text('output = "out"\n', encoding="utf-8")
+    (project / "a" / "pyproject.toml").write_text(tool, encoding="utf-8")
+    found = find_settings_file(project / "a" / "b")
+    assert found is not None
+    assert found[0] == project / "roofgen.toml"
+
+
 def test_config_names_each_origin(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -200,3 +200,43 @@ def test_hostile_ert_files_are_refused_with_a_message(tmp_path, capsys, content,
     err = capsys.readouterr().err
     assert status == 1 and said in err, err
     assert not (tmp_path / "m.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("0", "'0 GFLOP/s' is not a rate: not a positive, finite number"),
+        ("-1", "'-1 GFLOP/s' is not a rate: not a positive, finite number"),
+        ("NaN", "'nan GFLOP/s' is not a rate: not a positive, finite number"),
+        ("1e999", "'inf GFLOP/s' is not a rate: not a positive, finite number"),
+        ("1e300", "'1e+300 GFLOP/s' is too large"),
+    ],
+)
+def test_an_ert_figure_no_roof_can_hold_is_refused_naming_the_entry(tmp_path, capsys, value, said):
+    """Each used to build a machine file that did not check ("please report")."""
+    source = FIXTURE.read_text()
+    assert source.count("4258.4") == 1
+    (tmp_path / "r.json").write_text(source.replace("4258.4", value))
+    assert _import(source=tmp_path / "r.json") == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{tmp_path / 'r.json'}: gflops.data entry 'FP64 GFLOPs': {said}"), err
+    assert "please report" not in err
+
+
+@pytest.mark.parametrize("data", ["1e999", "{}", '"x"', "7"])
+def test_results_that_are_no_list_are_refused(tmp_path, capsys, data):
+    """gflops.data of 1e999 (a float) used to end in exit 4."""
+    source = json.loads(FIXTURE.read_text())
+    text = json.dumps(source).replace('"data": [["FP64 GFLOPs", 4258.4]]', f'"data": {data}')
+    assert text != json.dumps(source)
+    (tmp_path / "r.json").write_text(text)
+    assert _import(source=tmp_path / "r.json") == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'r.json'}: gflops.data is not a list of [name, value] entries" in err
+
+
+@pytest.mark.parametrize("clock", ["0 MHz", "-1 GHz"])
+def test_a_clock_of_zero_or_less_is_a_usage_error(capsys, clock):
+    """It used to build a machine file that did not check ("please report")."""
+    assert _import("--sm-clock", clock) == 2
+    assert f"--sm-clock {clock!r}: a clock is above zero" in capsys.readouterr().err

@@ -706,3 +706,37 @@ def test_kilo_and_mega_bytes_are_still_bytes() -> None:
     assert parse_unit("msecond").kind == "second" and parse_unit("msecond").factor == Decimal(
         "1e-3"
     )
+
+
+def test_a_level_one_launch_lacks_is_unknown_for_the_kernel(tmp_path, capsys):
+    """A second launch of kernel 0 (same name and shape) without the dram__bytes.sum row
+    (a metric one replay lost) used to end in exit 4. The kernel's device bytes are now
+    unknown, as for a kernel that lacks them: refused, or left out with --partial."""
+    source = (DATA / "01_sgemm.csv").read_text()
+    again = [line.replace('"0",', '"3",', 1) for line in source.splitlines(keepends=True)
+             if line.startswith('"0",') and '"dram__bytes.sum"' not in line]  # fmt: skip
+    assert len(again) == 14
+    bad = tmp_path / "bad.csv"
+    bad.write_text(source + "".join(again))
+    args = ["import", "ncu", str(bad), "--machine", "a100-40gb-sxm", "-o", str(tmp_path / "c.yaml")]
+    assert main(args) == 1
+    assert "device-memory bytes: none of" in capsys.readouterr().err
+    assert main([*args, "--partial"]) == 0
+    assert "imported without device-memory bytes" in capsys.readouterr().err
+    randominit = _m(_yaml(tmp_path / "c.yaml"), 0)
+    assert "hbm" not in randominit["bytes"] and "l2" in randominit["bytes"]
+
+
+@pytest.mark.parametrize("block", ["(1, 2, 3, 4)", "(0, 32, 1)", "(-1, 32, 1)"])
+def test_a_block_size_cuda_cannot_have_is_unknown(tmp_path, capsys, block):
+    """Four sizes or a zero built a case that did not check ('please report'); a sign
+    was dropped, so (-1, 32, 1) read as (1, 32, 1). Each is now unknown (left out)."""
+    lines = (DATA / "01_sgemm.csv").read_text().splitlines(keepends=True)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("".join(line.replace('"(32, 32, 1)"', f'"{block}"') if line.startswith('"0",')
+                           else line for line in lines))  # fmt: skip
+    status = main(["import", "ncu", str(bad), "--machine", "a100-40gb-sxm",
+                   "-o", str(tmp_path / "c.yaml")])  # fmt: skip
+    assert status == 0, capsys.readouterr().err
+    data = _yaml(tmp_path / "c.yaml")
+    assert "block" not in _m(data, 0) and _m(data, 1)["block"] == [32, 32, 1]

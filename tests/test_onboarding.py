@@ -5,6 +5,7 @@ the reference anchors in schema messages, and the "Your first case" tutorial run
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from pathlib import Path
@@ -614,6 +615,42 @@ def test_migrate_refuses_what_it_cannot_migrate(tmp_path, capsys, monkeypatch):
     assert "new.yaml: spec format version 7 is newer than this roofgen's (1)" in err
     assert "has both 'bytes' and bytes_hbm: merge them by hand" in err
     assert (tmp_path / "both.yaml").read_text("utf-8") == both
+
+
+@pytest.mark.parametrize(
+    ("version", "shown"),
+    [("9" * 5000, "'" + "9" * 35 + "...'"), ("[" * 3000 + "]" * 3000, "'" + "[" * 35 + "...'")],
+    ids=["5000-digits", "deep-nest"],
+)
+def test_migrate_refuses_a_version_no_yaml_reader_takes(
+    tmp_path, capsys, monkeypatch, version, shown
+):
+    """Python's int() refuses 4,300 digits and PyYAML recursed on the nest: exit 4."""
+    (tmp_path / "odd.yaml").write_text(f"roofgen: {version}\nkind: case\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run(["migrate", "."], capsys)
+    assert status == 1, err
+    assert f"odd.yaml: spec format version {shown} cannot be migrated (from 0 to 1 only)" in err
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda p: os.mkfifo(p), "is not a regular file"),  # read_bytes() waited forever
+        (lambda p: p.symlink_to(os.devnull.replace("null", "zero")), "is not a regular file"),
+        (lambda p: p.symlink_to(p.name), "cannot read the file"),  # a loop: was exit 4
+        (lambda p: p.write_bytes(b"#" * (9 << 20)), "file is 9.4 MB, above the 8 MiB limit"),
+    ],
+    ids=["fifo", "dev-zero", "link-loop", "9-mib"],
+)
+def test_migrate_refuses_a_file_no_spec_can_be(tmp_path, capsys, monkeypatch, make, said):
+    (tmp_path / "case.yaml").write_text(V0_CASE, encoding="utf-8")
+    make(tmp_path / "odd.yaml")
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run(["migrate", "."], capsys)
+    assert status == 1
+    assert f"odd.yaml: {said}" in err
+    assert "migrated case.yaml: version 0 -> 1" in err  # the other files are migrated
 
 
 # --------------------------------------------------------------------------- reference anchors

@@ -296,7 +296,8 @@ def ert_cmd(
         say(f"--id {ident!r}: use lower-case letters, digits, '.', '_' and '-'")
         raise Failure(EXIT_USAGE)
     try:
-        parse_quantity(sm_clock, "frequency")
+        if not parse_quantity(sm_clock, "frequency") > 0:
+            raise QuantityError("a clock is above zero")
     except QuantityError as exc:
         say(f"--sm-clock {sm_clock!r}: {exc}")
         raise Failure(EXIT_USAGE) from None

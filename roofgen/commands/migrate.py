@@ -61,8 +61,13 @@ def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> s
         write_edited,
     )
     from roofgen.files import WriteRefused
+    from roofgen.spec.yamlload import read_file
 
-    raw = path.read_bytes()
+    raw, problems = read_file(path, shown(path))  # a pipe, a device, a loop: refused
+    if raw is None:
+        for problem in problems:
+            say(problem.format(), fg="red")
+        return "failed"
     try:
         text = lf_text(raw)
     except UnicodeDecodeError:

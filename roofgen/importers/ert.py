@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import datetime
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,6 +133,8 @@ def _pairs(section: Any, key: str, path: Path, required: bool = True) -> list[tu
         if required:
             raise ImportFailure(f"{path}: no {key}.data in the ERT file")
         return []
+    if not isinstance(rows, list):
+        raise ImportFailure(f"{path}: {key}.data is not a list of [name, value] entries")
     out = []
     for row in rows:
         if (
@@ -148,22 +151,23 @@ def _pairs(section: Any, key: str, path: Path, required: bool = True) -> list[tu
 
 
 def _rate(value: float, key: str, name: str, path: Path) -> float:
-    """``value`` when it is a rate roofgen computes with: greater than zero and within
-    the range of quantities (1e300 GFLOP/s or 0 GB/s made a machine that did not check,
-    with a message asking for a bug report)."""
-    import math
-
+    """``value`` if it is a rate a machine file can hold: positive, finite, and finite
+    in FLOP/s or B/s too (else the machine roofgen writes would not check)."""
     from roofgen.spec.quantity import QuantityError, parse_quantity
 
     unit, dimension = ("GFLOP/s", "flop_rate") if key == "gflops" else ("GB/s", "bandwidth")
-    where = f"{path}: {key}.data entry {name.strip()!r}"
-    if not math.isfinite(value) or value <= 0:
-        raise ImportFailure(f"{where}: {value:g} {unit} is not a rate ERT measures (above 0)")
     try:
-        parse_quantity(f"{value!r} {unit}", dimension)
+        if not (math.isfinite(value) and value > 0):
+            raise QuantityError(f"'{value:g} {unit}' is not a rate: not a positive, finite number")
+        parse_quantity(f"{value:g} {unit}", dimension)
     except QuantityError as exc:
-        raise ImportFailure(f"{where}: {exc}") from None
+        raise ImportFailure(f"{path}: {key}.data entry {_shown(name)}: {exc}") from None
     return value
+
+
+def _shown(name: str) -> str:
+    text = repr(name)
+    return text if len(text) <= 60 else text[:56] + "...'"
 
 
 def _metadata(meta: Any, out: dict[str, Any]) -> None:

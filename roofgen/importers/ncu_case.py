@@ -90,16 +90,10 @@ def combine(derived: list[Derived]) -> Derived:
                 d.flops[unit][precision] for d in derived if precision in d.flops.get(unit, {})
             ]
             out.flops.setdefault(unit, {})[precision] = _mean(found)
-    for level, value in first.bytes.items():
-        if isinstance(value, dict):
-            out.bytes[level] = {
-                part: _mean([d.bytes[level][part] for d in derived])  # type: ignore[index]
-                for part in value
-            }
-        else:
-            out.bytes[level] = _mean([d.bytes[level] for d in derived])  # type: ignore[misc]
+    for level in first.bytes:
+        _put_mean(out.bytes, level, [d.bytes.get(level) for d in derived])
     for level in first.transactions:
-        out.transactions[level] = _mean([d.transactions[level] for d in derived])
+        _put_mean(out.transactions, level, [d.transactions.get(level) for d in derived])
     if first.instructions is not None:
         out.instructions = _mean([d.instructions for d in derived if d.instructions])
     if first.occupancy is not None:
@@ -108,6 +102,15 @@ def combine(derived: list[Derived]) -> Derived:
         out.missing |= d.missing
         out.warnings += [w for w in d.warnings if w not in out.warnings]
     return out
+
+
+def _put_mean(into: dict[str, Any], key: str, per_launch: list[Any]) -> None:
+    """``into[key]``: the mean figure (or each part's) over the launches, unless one lacks
+    it (a metric one replay lost): then unknown, not the others' mean passed off as all."""
+    if all(isinstance(f, Figure) for f in per_launch):
+        into[key] = _mean(per_launch)
+    elif all(isinstance(f, dict) and f.keys() == per_launch[0].keys() for f in per_launch):
+        into[key] = {part: _mean([f[part] for f in per_launch]) for part in per_launch[0]}
 
 
 # ---------------------------------------------------------------- writing numbers

@@ -168,12 +168,16 @@ def parse_number(text: str) -> Decimal | None:
     return value
 
 
+# One to three sizes, as CUDA has; 13 digits or more is no grid (10^12 blocks).
+_DIMS = re.compile(r"\(?\s*(\d{1,12})(?:\s*,\s*(\d{1,12}))?(?:\s*,\s*(\d{1,12}))?\s*\)?")
+
+
 def parse_dims(text: str) -> tuple[int, ...] | None:
-    """``"(640, 1280, 1)"`` -> (640, 1280, 1)."""
-    numbers = re.findall(r"\d+", text or "")
-    if not numbers or any(len(n) > 12 for n in numbers):  # a grid of 10^12 blocks is no grid
-        return None
-    return tuple(int(n) for n in numbers)
+    """``"(640, 1280, 1)"`` -> (640, 1280, 1); None (unknown) for anything but one to
+    three sizes of at least 1: no sign, no fourth size, no zero."""
+    found = _DIMS.fullmatch((text or "").strip())
+    dims = tuple(int(n) for n in found.groups() if n is not None) if found else ()
+    return dims if dims and all(dims) else None
 
 
 def read_profiles(paths: Iterable[Path]) -> Profile:

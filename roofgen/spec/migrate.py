@@ -220,7 +220,7 @@ def read_version(text: str) -> object:
         return None
     try:
         return yaml.safe_load(match.group(1).split("#")[0])
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError, RecursionError):  # 5,000 digits; a deep nest
         return match.group(1)
 
 
@@ -259,4 +259,5 @@ def _cannot(version: object) -> str:
             "upgrade roofgen"
         )
     oldest = min(MIGRATIONS, default=CURRENT)
-    return f"spec format version {version!r} cannot be migrated (from {oldest} to {CURRENT} only)"
+    shown = repr(version) if len(repr(version)) <= 40 else repr(version)[:36] + "...'"
+    return f"spec format version {shown} cannot be migrated (from {oldest} to {CURRENT} only)"

@@ -100,6 +100,13 @@ class _Refused(Exception):
 def load_file(path: Path, display: str | None = None) -> tuple[Document | None, list[Problem]]:
     """Load one YAML file; return the document, or None and the problems."""
     name = display or str(path)
+    raw, problems = read_file(path, name)
+    return (None, problems) if raw is None else load_bytes(raw, name)
+
+
+def read_file(path: Path, name: str) -> tuple[bytes | None, list[Problem]]:
+    """The bytes of a spec file (shown as ``name``), or None and why not: a folder, a
+    pipe or a device (never ending), over MAX_FILE_BYTES, or unreadable."""
     try:
         info = path.stat()
         if stat.S_ISDIR(info.st_mode):
@@ -115,7 +122,7 @@ def load_file(path: Path, display: str | None = None) -> tuple[Document | None, 
     except OSError as exc:
         reason = exc.strerror or str(exc)
         return None, [Problem(name, 0, 0, "", f"cannot read the file: {reason}")]
-    return load_bytes(raw, name)
+    return raw, []
 
 
 def _too_big(name: str, size: int) -> Problem:

@@ -234,9 +234,9 @@ ERT = ROOT / "tests" / "data" / "ert" / "01_roofline.json"
                   "is 1e60 FLOP/s; write e.g. '312 TFLOP/s'"),
         ("1e-320", "'1e-320 GFLOP/s' is too small: the smallest FLOP rate roofgen computes "
                    "with, other than 0, is 1e-60 FLOP/s; write e.g. '312 TFLOP/s'"),
-        ("0", "0 GFLOP/s is not a rate ERT measures (above 0)"),
-        ("-5", "-5 GFLOP/s is not a rate ERT measures (above 0)"),
-        ("NaN", "nan GFLOP/s is not a rate ERT measures (above 0)"),
+        ("0", "'0 GFLOP/s' is not a rate: not a positive, finite number"),
+        ("-5", "'-5 GFLOP/s' is not a rate: not a positive, finite number"),
+        ("NaN", "'nan GFLOP/s' is not a rate: not a positive, finite number"),
     ],
     ids=["huge", "subnormal", "zero", "negative", "nan"],
 )  # fmt: skip

@@ -187,6 +187,7 @@ def serve(paths: Sequence[Path], settings: Settings, output: Path, **options: An
 _REEXPORTS = {
     "analyse": "roofgen.analysis.analyse",
     "load_file": "roofgen.spec.yamlload",
+    "read_file": "roofgen.spec.yamlload",
     "shipped_rules": "roofgen.pipeline",
     "schema_comment": "roofgen.spec.roundtrip",
     "lf_text": "roofgen.spec.roundtrip",

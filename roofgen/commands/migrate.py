@@ -57,11 +57,11 @@ def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> s
         MigrationError,
         lf_text,
         migrate_text,
+        read_file,
         read_version,
         write_edited,
     )
     from roofgen.files import WriteRefused
-    from roofgen.spec.yamlload import read_file
 
     raw, problems = read_file(path, shown(path))  # a pipe, a device, a loop: refused
     if raw is None:

@@ -159,7 +159,7 @@ def _rate(value: float, key: str, name: str, path: Path) -> float:
     try:
         if not (math.isfinite(value) and value > 0):
             raise QuantityError(f"'{value:g} {unit}' is not a rate: not a positive, finite number")
-        parse_quantity(f"{value:g} {unit}", dimension)
+        parse_quantity(f"{value!r} {unit}", dimension)
     except QuantityError as exc:
         raise ImportFailure(f"{path}: {key}.data entry {_shown(name)}: {exc}") from None
     return value

@@ -137,10 +137,10 @@ def build_site(
     Pages draw their charts in the browser. With ``[site] static_charts`` set, static
     SVGs are rendered too, on up to ``workers`` renderer processes (0: in this process),
     started as soon as the check knows that a spec changed (a cache miss), so that they
-    are warm when the charts are known; otherwise no renderer is started. The caches are the project's folder in the
-    user's cache, or ``cache_dir`` unless git tracks files in it (see
-    :mod:`roofgen.site.cachedir`); none with ``use_cache=False``. Options: see the site
-    build.
+    are warm when the charts are known; otherwise no renderer is started. The caches are
+    the project's folder in the user's cache, or ``cache_dir`` unless git tracks files in
+    it (see :mod:`roofgen.site.cachedir`); none with ``use_cache=False``. Options: see
+    the site build.
     """
     import contextlib
 

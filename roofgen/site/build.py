@@ -148,17 +148,15 @@ def build_site(
     store = ChartStore(cache.folder, renderers if renderers and renderers.count else None)
     with clock("charts"):
         charts = {slot.key: store.chart(slot.input) for slot in ctx.charts}
-        pending = store.start(list(charts.values())) if static else None
+        pending = store.start(list(charts.values()) if static else [])
 
     # 4. Markdown pages, while the renderers work.
     tell("writing pages", 0, 0)
     with clock("pages"):
         rendered = _chart_blocks(ctx, charts, static)
         pages = render_pages(ctx, rendered)
-    svgs: dict[str, Path | str] = {}
-    if pending is not None:
-        with clock("charts"):
-            svgs = pending.finish(lambda done, total: tell("rendering charts", done, total))
+    with clock("charts"):
+        svgs = pending.finish(lambda done, total: tell("rendering charts", done, total))
     if renderers is not None:
         renderers.close()  # before MkDocs: a renderer holds some 200 MB
     result.chart_stats = store.stats

@@ -71,6 +71,8 @@ def test_static_charts_in_the_settings_file_and_on_the_command_line(
     assert not list((tmp_path / "plain").rglob("*.svg"))
     assert main([*args, "--static-charts", "-o", "static"]) == 0
     assert list((tmp_path / "static" / "assets" / "charts").glob("*.svg"))
+    (tmp_path / "roofgen.toml").unlink()
+    assert load_settings(tmp_path).site.get("static_charts") is None  # the flag did not stick
 
 
 def test_a_build_imports_no_altair(tmp_path: Path) -> None:

@@ -2,7 +2,14 @@
 
 Run from the repository root::
 
-    python bench/bench_site.py [--cases 10 100 500] [--kernels 1000]
+    python bench/bench_site.py [--modes 100] [--rounds 3] [--cases 10 100 500] [--kernels 1000]
+
+First it compares the two chart modes: ``--modes`` cases (0: skip) built cold, each
+build a fresh ``roofgen build`` process with an empty cache folder, charts drawn in
+the browser only (the default) against ``--static-charts`` (SVGs rendered too). The
+modes alternate, in turns of both orders, since a shared machine drifts; it prints
+each turn's wall and CPU seconds (the build and its renderer processes) and the
+browser/static ratios, then their medians.
 
 For each case count it writes synthetic specs (one machine; every case has 10
 kernels x 2 variants) into a temporary folder and builds the site twice in this
@@ -19,9 +26,12 @@ levels: 6 points per kernel) from specs to Vega-Lite and SVG, in a warm process
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -177,6 +187,54 @@ def bench_site(cases: int, workdir: Path) -> tuple[float, float]:
     return cold.roofgen_s, warm.roofgen_s
 
 
+def _cold_build(specs: Path, out: Path, static: bool) -> tuple[float, float]:
+    """Wall and CPU seconds (its renderers included) of one ``roofgen build`` process
+    with an empty cache folder."""
+    root = Path(__file__).resolve().parents[1]
+    flags = ["--static-charts"] if static else []
+    cmd = [sys.executable, "-c", "from roofgen.cli import entry; entry()", "build", "-q"]
+    cmd += [*flags, "-o", str(out / "site"), "--cache-dir", str(out / "cache"), str(specs)]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=out, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(done.stdout + done.stderr)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def bench_modes(cases: int, workdir: Path, rounds: int) -> None:
+    """Cold builds with charts drawn in the browser only and with static SVGs."""
+    specs = write_specs(workdir / f"modes-{cases}" / "specs", cases)
+    walls: list[float] = []
+    cpus: list[float] = []
+    for turn in range(rounds):
+        order = (False, True) if turn % 2 == 0 else (True, False)
+        got: dict[bool, tuple[float, float]] = {}
+        for static in order:
+            out = workdir / f"modes-{cases}" / f"turn{turn}-{'static' if static else 'browser'}"
+            out.mkdir(parents=True)
+            got[static] = _cold_build(specs, out, static)
+            shutil.rmtree(out, ignore_errors=True)
+        (bw, bc), (sw, sc) = got[False], got[True]
+        walls.append(bw / sw)
+        cpus.append(bc / sc)
+        print(
+            f"  turn {turn + 1}: browser wall {bw:6.2f} s cpu {bc:6.2f} s; static wall "
+            f"{sw:6.2f} s cpu {sc:6.2f} s; browser/static wall {walls[-1]:.2f}x "
+            f"cpu {cpus[-1]:.2f}x",
+            flush=True,
+        )
+    print(
+        f"  median browser/static over {rounds} turns: wall {statistics.median(walls):.2f}x, "
+        f"cpu {statistics.median(cpus):.2f}x",
+        flush=True,
+    )
+
+
 def bench_big_chart(kernels: int, workdir: Path, repeat: int = 3) -> None:
     specs = write_specs(workdir / f"chart-{kernels}", cases=1, kernels=kernels, seed=7)
 
@@ -213,13 +271,19 @@ def bench_big_chart(kernels: int, workdir: Path, repeat: int = 3) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--cases", type=int, nargs="+", default=[10, 100, 500])
+    parser.add_argument("--modes", type=int, default=100,
+                        help="Cases of the chart-mode comparison (0: skip it).")  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=3, help="Turns of that comparison.")
+    parser.add_argument("--cases", type=int, nargs="*", default=[10, 100, 500])
     parser.add_argument("--kernels", type=int, default=1000)
     parser.add_argument("--keep", type=Path, help="Work in this folder and keep it.")
     args = parser.parse_args()
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="roofgen-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     try:
+        if args.modes > 0:
+            print(f"cold builds of {args.modes} cases, charts in the browser vs static:")
+            bench_modes(args.modes, workdir, args.rounds)
         for cases in args.cases:
             print(f"site with {cases} cases x 10 kernels x 2 variants:", flush=True)
             bench_site(cases, workdir)

@@ -6,6 +6,7 @@ unknown keys are errors. Every effective value remembers where it came from.
 
 from __future__ import annotations
 
+import copy
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,7 +82,7 @@ def load_settings(start: Path | None = None, overrides: dict[str, Any] | None = 
         values = data
         for key in _flatten(data):
             origins[key] = str(file)
-    merged = _merge(DEFAULTS, values)
+    merged = _merge(copy.deepcopy(DEFAULTS), values)  # an override must not change DEFAULTS
     for key in _flatten(DEFAULTS):
         origins.setdefault(key, "default")
     for key, value in (overrides or {}).items():

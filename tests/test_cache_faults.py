@@ -47,7 +47,7 @@ def test_damaged_cache_entries_are_misses(tmp_path, monkeypatch, capsys, garbage
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     shutil.copytree(MINIMAL, tmp_path / "specs")
     monkeypatch.chdir(tmp_path)
-    assert main(["build", "specs", "-j", "0"]) == 0
+    assert main(["build", "specs", "--static-charts", "-j", "0"]) == 0
     entries = [p for p in user_cache_root().rglob("*") if p.is_file()]
     names = {p.name.split("-")[0] for p in entries}
     assert names == {"doc", "spec", "svg", "units", "passed", "vega"}, names
@@ -56,7 +56,7 @@ def test_damaged_cache_entries_are_misses(tmp_path, monkeypatch, capsys, garbage
         entry.write_bytes(garbage)
     capsys.readouterr()
     for _ in range(2):  # the damaged entries are rewritten, then read back
-        assert main(["build", "specs", "-j", "0"]) == 0, capsys.readouterr().err
+        assert main(["build", "specs", "--static-charts", "-j", "0"]) == 0, capsys.readouterr().err
     assert all(_whole(p) for p in entries)
     assert (tmp_path / "site" / "index.html").is_file()
     svgs = list((tmp_path / "site" / "assets" / "charts").glob("*.svg"))

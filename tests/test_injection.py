@@ -145,7 +145,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory, make_settings: Any) -> Pat
     """The site built (strict) from a machine and a case with payloads everywhere."""
     root = tmp_path_factory.mktemp("hostile")
     specs = _write(root / "specs", {"machines/evil.yaml": MACHINE, "cases/evil.yaml": CASE})
-    settings = make_settings(root, name="Hostile")
+    settings = make_settings(root, name="Hostile", static_charts=True)
     result = build_site([specs], settings, root / "site", cache_dir=root / "cache", strict=True)
     assert result.ok, [p.format() for p in result.problems]
     return root

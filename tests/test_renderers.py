@@ -101,7 +101,8 @@ def test_a_build_from_a_script_without_a_main_guard(tmp_path: Path) -> None:
             root = Path({str(tmp_path)!r})
             settings = Settings(root=root, file=None, specs=(Path({str(MINIMAL)!r}),),
                                 output=root / "site", rules=None, thresholds=Thresholds(),
-                                site={{"name": "Script", "url": "https://perf.example.com/"}})
+                                site={{"name": "Script", "url": "https://perf.example.com/",
+                                      "static_charts": True}})
             result = build_site(list(settings.specs), settings, root / "site", quiet=True,
                                 cache_dir=root / "cache")
             print("BUILT", result.ok, result.chart_stats.svgs_rendered)
@@ -123,7 +124,7 @@ def test_a_build_with_nothing_changed_starts_no_renderer(
 ) -> None:
     from roofgen.api import build_site
 
-    settings = make_settings(tmp_path, name="Warm", specs=[MINIMAL])
+    settings = make_settings(tmp_path, name="Warm", specs=[MINIMAL], static_charts=True)
     first = build_site([MINIMAL], settings, tmp_path / "site", cache_dir=tmp_path / "c")
     assert first.ok and first.chart_stats.svgs_rendered > 0
     started: list[int] = []
@@ -137,6 +138,23 @@ def test_a_build_with_nothing_changed_starts_no_renderer(
     again = build_site([MINIMAL], settings, tmp_path / "site", cache_dir=tmp_path / "c")
     assert again.ok and again.chart_stats.svgs_rendered == 0
     assert started == []
+
+
+def test_a_build_without_static_charts_starts_no_renderer(
+    tmp_path: Path, monkeypatch, make_settings
+) -> None:
+    from roofgen.api import build_site
+
+    def refuse(self: Renderers) -> bool:
+        raise AssertionError("a renderer was started")
+
+    monkeypatch.setattr(Renderers, "_start", refuse)
+    settings = make_settings(tmp_path, name="Browser only", specs=[MINIMAL])
+    result = build_site([MINIMAL], settings, tmp_path / "site", cache_dir=tmp_path / "c")
+    assert result.ok and result.charts > 0
+    assert (result.chart_stats.svgs_rendered, result.chart_stats.svgs_cached) == (0, 0)
+    assert not list((tmp_path / "site").rglob("*.svg"))
+    assert not list((tmp_path / "c").rglob("svg-*"))
 
 
 def test_build_jobs_sets_the_renderer_processes(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -153,10 +171,11 @@ def test_build_jobs_sets_the_renderer_processes(tmp_path: Path, monkeypatch, cap
 
     monkeypatch.setattr(Renderers, "_start", counting)
     out = tmp_path / "out"
-    assert main(["build", "-q", "-j", "0", "-o", str(out), str(MINIMAL)]) == 0
+    static = ["build", "-q", "--static-charts"]
+    assert main([*static, "-j", "0", "-o", str(out), str(MINIMAL)]) == 0
     assert (out / "index.html").is_file()
     assert started == []  # rendered in roofgen's own process
-    assert main(["build", "-q", "-j", "1", "--no-cache", "-o", str(out), str(MINIMAL)]) == 0
+    assert main([*static, "-j", "1", "--no-cache", "-o", str(out), str(MINIMAL)]) == 0
     assert started == [1]
     capsys.readouterr()
     assert main(["build", "-j", "-1", str(MINIMAL)]) == 2

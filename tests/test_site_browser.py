@@ -1,5 +1,7 @@
 """The built example site in headless Chromium: charts draw every roof and point,
 nothing is fetched from another host, no console errors; over http and from file://.
+A default site exports charts from vega-embed's menu and has no static SVGs; one built
+with static charts shows them without JavaScript.
 """
 
 from __future__ import annotations
@@ -36,6 +38,18 @@ def example(
     assert checked.analysis is not None and checked.specs is not None
     ctx = build_context(checked.analysis, checked.specs.machines, name="Example cases")
     return root / "site", ctx
+
+
+@pytest.fixture(scope="module")
+def static_example(tmp_path_factory: pytest.TempPathFactory, make_settings: Any) -> Path:
+    """The example site built with static SVG charts."""
+    root = tmp_path_factory.mktemp("browser-static-site")
+    shutil.copytree(EXAMPLES, root / "specs")
+    settings = make_settings(root, name="Example cases", static_charts=True)
+    result = build_site([root / "specs"], settings, root / "site", strict=True)
+    assert result.ok, [p.format() for p in result.problems]
+    assert result.chart_stats.svgs_rendered + result.chart_stats.svgs_cached > 0
+    return root / "site"
 
 
 def _busiest_case(ctx: SiteContext) -> Any:
@@ -79,6 +93,68 @@ def test_case_page_over_http(
     for slot in case.charts:
         _assert_chart(watched_page, slot.spec_id, slot.input)
     watched_page.assert_clean()
+
+
+def test_charts_export_from_the_embed_menu_and_the_site_has_no_svgs(
+    watched_page: WatchedPage, serve_dir: Any, example: tuple[Path, SiteContext]
+) -> None:
+    site, ctx = example
+    assert not (site / "assets" / "charts").exists()
+    case = _busiest_case(ctx)
+    page = watched_page.page
+    page.goto(f"{serve_dir(site)}cases/{case.id}/")
+    wait_for_charts(watched_page)
+    slots = [*case.charts, *case.section_charts]
+    for slot in slots:
+        chart = page.locator(f'div.roofgen-chart[data-spec-id="{slot.spec_id}"]')
+        # SVG and PNG from the browser; no source views, no editor (it loads from the web)
+        actions = chart.locator(".vega-actions a").all_text_contents()
+        assert actions == ["Save as SVG", "Save as PNG"], actions
+    assert page.locator(".roofgen-noscript:visible").count() == 0
+    assert page.get_by_text("Static SVG").count() == 0
+    watched_page.assert_clean()
+
+
+def test_without_javascript_a_page_says_why_there_is_no_chart(
+    chromium_browser: Any, serve_dir: Any, example: tuple[Path, SiteContext]
+) -> None:
+    site, ctx = example
+    case = _busiest_case(ctx)
+    context = chromium_browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"{serve_dir(site)}cases/{case.id}/")
+        notes = page.locator("p.roofgen-noscript")
+        assert notes.count() == len(case.charts) + len(case.section_charts)
+        notes.first.wait_for(state="visible", timeout=10_000)
+        assert "--static-charts" in notes.first.text_content()
+        assert page.locator("img").count() == page.locator("header img, footer img").count()
+    finally:
+        context.close()
+
+
+def test_static_charts_show_without_javascript(
+    chromium_browser: Any, serve_dir: Any, static_example: Path
+) -> None:
+    context = chromium_browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        base = serve_dir(static_example)
+        case = sorted(p.parent.name for p in static_example.glob("cases/*/index.html"))[0]
+        page.goto(f"{base}cases/{case}/")
+        images = page.locator("noscript img, .roofgen-chart-block img")
+        images.first.wait_for(state="visible", timeout=10_000)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.roofgen-chart-block img')]"
+            ".every(i => i.complete && i.naturalWidth > 0)",
+            timeout=10_000,
+        )
+        links = page.get_by_role("link", name="Static SVG")
+        assert links.count() == page.locator(".roofgen-chart-block").count() > 0
+        response = page.request.get(page.url + links.first.get_attribute("href"))
+        assert response.ok and response.text().startswith("<svg ")
+    finally:
+        context.close()
 
 
 def test_machine_page_over_http(

@@ -134,14 +134,16 @@ def build_site(
     """`roofgen build`: check the specs under ``paths``, then build the site of the
     result into ``output`` (:func:`roofgen.site.build.build_site`).
 
-    Charts are rendered on up to ``workers`` renderer processes (0: in this process),
+    Pages draw their charts in the browser. With ``[site] static_charts`` set, static
+    SVGs are rendered too, on up to ``workers`` renderer processes (0: in this process),
     started as soon as the check knows that a spec changed (a cache miss), so that they
-    are warm when the charts are known. The caches are the project's folder in the
-    user's cache, or ``cache_dir`` unless git tracks files in it (see
-    :mod:`roofgen.site.cachedir`); none with ``use_cache=False``. Options: see the site
-    build.
+    are warm when the charts are known; otherwise no renderer is started. The caches are
+    the project's folder in the user's cache, or ``cache_dir`` unless git tracks files in
+    it (see :mod:`roofgen.site.cachedir`); none with ``use_cache=False``. Options: see
+    the site build.
     """
-    from roofgen.charts.render import vl_convert_version
+    import contextlib
+
     from roofgen.site import build, cachedir
     from roofgen.site.renderers import Renderers
 
@@ -150,7 +152,12 @@ def build_site(
     timings: dict[str, float] = {}
     if progress is not None:
         progress("checking specs", 0, 0)
-    with Renderers(workers, vl_convert_version()) as renderers:
+    renderers = None
+    if settings.site.get("static_charts"):
+        from roofgen.charts.render import vl_convert_version
+
+        renderers = Renderers(workers, vl_convert_version())
+    with renderers or contextlib.nullcontext():
         with build.StepClock(timings)("check"):
             checked = check(
                 paths,
@@ -158,7 +165,8 @@ def build_site(
                 rules_file=settings.rules,
                 display_root=settings.root,
                 cache_dir=cache.folder,
-                on_miss=renderers.warm,  # something changed: charts will likely be rendered
+                # something changed: charts will likely be rendered
+                on_miss=renderers.warm if renderers is not None else None,
             )
         return build.build_site(
             checked, settings, output, markdown_only, quiet, strict, cache=cache,

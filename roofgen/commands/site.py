@@ -33,16 +33,21 @@ from roofgen.commands.common import (
                    "not used if git tracks files in it.")  # fmt: skip
 @click.option("--no-cache", is_flag=True,
               help="Parse, validate and render everything afresh; use no cache.")  # fmt: skip
+@click.option("--static-charts", is_flag=True,
+              help="Also render every chart as a static SVG, shown without JavaScript "
+                   "(default: [site] static_charts; charts are drawn in the browser).")  # fmt: skip
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=2, show_default=True,
-              help="Chart renderer processes (0: render in roofgen's own process).")  # fmt: skip
+              help="Chart renderer processes for static charts (0: render in roofgen's "
+                   "own process).")  # fmt: skip
 @common
 def build_cmd(paths: tuple[str, ...], output: str | None, markdown_only: bool,
-              cache_dir: str | None, no_cache: bool, jobs: int, strict: bool, quiet: bool,
-              verbose: bool) -> None:  # fmt: skip
+              cache_dir: str | None, no_cache: bool, static_charts: bool, jobs: int,
+              strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
     """Build the case-study site from the specs (default: the configured specs folder)."""
     from roofgen.api import build_site
 
-    settings = current_settings({"output": output})
+    static = True if static_charts else None  # unset: the settings decide
+    settings = current_settings({"output": output, "site.static_charts": static})
     progress = start_progress(quiet)
     try:
         result = build_site(
@@ -62,7 +67,10 @@ def build_cmd(paths: tuple[str, ...], output: str | None, markdown_only: bool,
             say(f"note: {note}")
     if verbose:
         stats = result.chart_stats
-        say(f"charts: {stats.svgs_rendered} rendered, {stats.svgs_cached} from the cache")
+        if settings.site.get("static_charts"):
+            say(f"charts: {stats.svgs_rendered} rendered, {stats.svgs_cached} from the cache")
+        else:
+            say("charts: drawn in the browser (no static SVGs)")
         for step, seconds in result.timings.items():
             say(f"  {step}: {seconds:.2f} s")
     if quiet:

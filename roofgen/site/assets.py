@@ -10,7 +10,8 @@ classic scripts into the site:
     wrapped in a function so that nothing but ``window.vegaEmbed`` leaks into
     the page (``window.vega``/``window.vegaLite`` too, should vl-convert ever
     provide them; 1.9 does not, see ``_BUNDLE_SNIPPET``).  The Vega-Lite
-    version is the one Altair generates specs for.  Bundling takes seconds, so
+    version is the one roofgen's charts are written for
+    (:data:`roofgen.charts.vl.VEGA_LITE_VERSION`).  Bundling takes seconds, so
     the result is cached in the user's cache folder (never a project's), keyed
     by the vl-convert and Vega-Lite versions.
 
@@ -46,6 +47,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from roofgen.charts.vl import VEGA_LITE_VERSION
 from roofgen.datafiles import data_dir
 from roofgen.files import write_atomic, write_cache_entry
 
@@ -101,21 +103,21 @@ class AssetError(RuntimeError):
 
 
 def vega_lite_version() -> str:
-    """Vega-Lite ``major.minor`` that Altair targets, as vl-convert names it.
+    """Vega-Lite ``major.minor`` that the chart specs are written for, as vl-convert
+    names it (read from :mod:`roofgen.charts.vl`, not Altair: a build imports no Altair).
 
     Raises :class:`AssetError` when the installed vl-convert cannot bundle it.
     """
-    import altair
     import vl_convert
 
-    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", str(altair.SCHEMA_VERSION))
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", VEGA_LITE_VERSION)
     if match is None:
-        raise AssetError(f"cannot read altair.SCHEMA_VERSION {altair.SCHEMA_VERSION!r}")
+        raise AssetError(f"cannot read the charts' Vega-Lite version {VEGA_LITE_VERSION!r}")
     wanted = f"{match.group(1)}.{match.group(2)}"
     available = [v.lstrip("v") for v in vl_convert.get_vegalite_versions()]
     if wanted not in available:
         raise AssetError(
-            f"Altair {altair.__version__} writes Vega-Lite {altair.SCHEMA_VERSION} specs, but "
+            f"roofgen's charts are Vega-Lite {VEGA_LITE_VERSION} specs, but "
             f"vl-convert-python {_vl_convert_version()} only bundles Vega-Lite "
             f"{', '.join(available)}; install matching versions (see constraints.txt)"
         )
@@ -124,16 +126,14 @@ def vega_lite_version() -> str:
 
 def vega_versions() -> dict[str, str]:
     """Versions of the chart stack written by :func:`write_vega_bundle`."""
-    import altair
     import vl_convert
 
     return {
         "vega": vl_convert.get_vega_version(),
         "vega-lite": vega_lite_version(),
-        "vega-lite-schema": str(altair.SCHEMA_VERSION),
+        "vega-lite-schema": VEGA_LITE_VERSION,
         "vega-embed": vl_convert.get_vega_embed_version(),
         "vl-convert": _vl_convert_version(),
-        "altair": str(altair.__version__),
     }
 
 
@@ -273,14 +273,21 @@ def _alt_text(spec: dict[str, Any], spec_id: str) -> str:
     return f"Chart {spec_id}"
 
 
-def chart_html_block(spec_id: str, spec: dict[str, Any], svg_fallback_path: str | None) -> str:
+def chart_html_block(
+    spec_id: str,
+    spec: dict[str, Any],
+    svg_fallback_path: str | None,
+    *,
+    noscript: str | None = None,
+) -> str:
     """Raw HTML block that embeds one interactive chart in a Markdown page.
 
     ``spec_id`` must be unique on the page and must not clash with other element
     ids (headings get ids from their text, so prefer something like
     ``"chart-roofline"``).  ``spec`` is a Vega-Lite spec (e.g. ``chart.to_dict()``).
     ``svg_fallback_path`` is a URL, relative to the page, of a static rendering
-    shown when scripts do not run; ``None`` for no fallback.
+    shown when scripts do not run; ``None`` for no fallback, where ``noscript`` (plain
+    text) may say instead why there is no chart.
 
     Layout::
 
@@ -328,5 +335,8 @@ def chart_html_block(spec_id: str, spec: dict[str, Any], svg_fallback_path: str 
         # so <noscript> content becomes real (hidden) elements; a lazy image that is
         # never rendered is never fetched.  Browsers without scripts load it eagerly.
         lines.append(f'<noscript><img src="{src}" alt="{alt}" loading="lazy"></noscript>')
+    elif noscript is not None:
+        note = html.escape(noscript, quote=True)
+        lines.append(f'<noscript><p class="roofgen-noscript">{note}</p></noscript>')
     lines.append("</div>")
     return "\n".join(lines) + "\n"

@@ -1,5 +1,10 @@
 """Build the case-study site: specs -> analysis -> pages and charts -> MkDocs -> output.
 
+Pages draw their charts in the browser (vega-embed, with its menu to export SVG or
+PNG). Static SVGs, for ``<noscript>`` and a link under each chart, are rendered only
+when the settings ask for them (``[site] static_charts``, ``roofgen build
+--static-charts``): they cost most of a cold build.
+
 :func:`build_site` is the whole pipeline, step by step. Nothing is written to
 ``output`` unless every step succeeded: the site is built in a temporary folder
 beside it and swapped in with two renames, so an interrupted or failed build leaves
@@ -83,15 +88,18 @@ def build_site(
     strict: bool = False,
     *,
     cache: Cache | None = None,
-    renderers: Renderers,
+    renderers: Renderers | None = None,
     progress: ProgressFn | None = None,
     timings: dict[str, float] | None = None,
 ) -> BuildResult:
     """Build the site of the checked specs ``checked`` into ``output``.
 
     The caller ran the check (:func:`roofgen.api.build_site` does, starting the chart
-    ``renderers`` as soon as the check knows that a spec changed, so that they are warm
-    when the charts are known; see :mod:`roofgen.site.renderers`). ``markdown_only``
+    ``renderers`` of a build with static charts as soon as the check knows that a spec
+    changed, so that they are warm when the charts are known; see
+    :mod:`roofgen.site.renderers`; without them SVGs are rendered in this process).
+    Static SVGs are rendered only when ``settings.site["static_charts"]`` is true.
+    ``markdown_only``
     writes the Markdown pages and their assets (the MkDocs docs folder) instead of the
     HTML site. ``strict`` fails on warnings, both roofgen's (spec warnings) and MkDocs'
     (broken links). ``quiet`` only keeps notes out of the result. Charts are cached in
@@ -135,20 +143,22 @@ def build_site(
             advice=checked.advice,
         )
 
-    # 3. Charts: Vega-Lite specs and SVGs, from the cache where unchanged.
-    store = ChartStore(cache.folder, renderers if renderers.count else None)
+    # 3. Charts: Vega-Lite specs, and SVGs if asked for, from the cache where unchanged.
+    static = bool(site.get("static_charts"))
+    store = ChartStore(cache.folder, renderers if renderers and renderers.count else None)
     with clock("charts"):
         charts = {slot.key: store.chart(slot.input) for slot in ctx.charts}
-        pending = store.start(list(charts.values()))
+        pending = store.start(list(charts.values()) if static else [])
 
     # 4. Markdown pages, while the renderers work.
     tell("writing pages", 0, 0)
     with clock("pages"):
-        rendered = _chart_blocks(ctx, charts)
+        rendered = _chart_blocks(ctx, charts, static)
         pages = render_pages(ctx, rendered)
     with clock("charts"):
         svgs = pending.finish(lambda done, total: tell("rendering charts", done, total))
-    renderers.close()  # before MkDocs: a renderer holds some 200 MB
+    if renderers is not None:
+        renderers.close()  # before MkDocs: a renderer holds some 200 MB
     result.chart_stats = store.stats
     result.pages = len(pages) + len(extras.pages)
     result.charts = len(rendered)
@@ -242,7 +252,15 @@ class StepClock:
 # --------------------------------------------------------------------------- charts
 
 
-def _chart_blocks(ctx: SiteContext, charts: dict[str, Chart]) -> dict[str, RenderedChart]:
+#: Shown where a chart would be, to a reader without JavaScript, in a site without SVGs.
+NOSCRIPT_NOTE = "Charts need JavaScript (or a site built with roofgen build --static-charts)."
+
+
+def _chart_blocks(
+    ctx: SiteContext, charts: dict[str, Chart], static: bool
+) -> dict[str, RenderedChart]:
+    """Each chart's HTML block; with ``static``, its SVG's docs path for the fallback
+    image and the link under it."""
     from roofgen.site.assets import chart_html_block
 
     pages = [(p.path, (*p.charts, *p.section_charts)) for p in ctx.cases]
@@ -251,6 +269,10 @@ def _chart_blocks(ctx: SiteContext, charts: dict[str, Chart]) -> dict[str, Rende
     for page_path, slots in pages:
         for slot in slots:
             chart = charts[slot.key]
+            if not static:
+                block = chart_html_block(slot.spec_id, chart.spec, None, noscript=NOSCRIPT_NOTE)
+                out[slot.key] = RenderedChart(block, None)
+                continue
             svg = f"{CHARTS_DIR}/{chart.digest}.svg"
             relative = os.path.relpath(svg, os.path.dirname(page_path) or ".").replace(os.sep, "/")
             out[slot.key] = RenderedChart(chart_html_block(slot.spec_id, chart.spec, relative), svg)
@@ -277,7 +299,8 @@ def _write_docs(
 
     for path, text in pages.items():
         _write(docs, path, text)
-    (docs / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
+    if svgs:
+        (docs / CHARTS_DIR).mkdir(parents=True, exist_ok=True)
     for digest, svg in svgs.items():
         svg_file = docs / CHARTS_DIR / f"{digest}.svg"
         if isinstance(svg, Path):

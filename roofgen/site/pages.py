@@ -50,7 +50,7 @@ class Markdown(str):
 @dataclass(frozen=True)
 class RenderedChart:
     block: str  # raw HTML from chart_html_block
-    svg: str  # docs path of the static SVG
+    svg: str | None  # docs path of the static SVG; None in a site without them
 
 
 def _finalize_md(value: Any) -> str:

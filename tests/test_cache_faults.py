@@ -50,7 +50,7 @@ def test_damaged_cache_entries_are_misses(tmp_path, monkeypatch, capsys, garbage
     assert main(["build", "specs", "--static-charts", "-j", "0"]) == 0
     entries = [p for p in user_cache_root().rglob("*") if p.is_file()]
     names = {p.name.split("-")[0] for p in entries}
-    assert names == {"doc", "spec", "svg", "units", "passed", "vega"}, names
+    assert names == {"doc", "spec", "svg", "units", "passed", "vega", "site"}, names
     assert all(p.is_relative_to(project_folder(tmp_path)) for p in entries if p.suffix != ".js")
     for entry in entries:
         entry.write_bytes(garbage)

@@ -128,6 +128,7 @@ def build_site(
     *,
     cache_dir: Path | None = None,
     use_cache: bool = True,
+    clean: bool = False,
     workers: int = 2,
     progress: ProgressFn | None = None,
 ) -> BuildResult:
@@ -139,8 +140,8 @@ def build_site(
     started as soon as the check knows that a spec changed (a cache miss), so that they
     are warm when the charts are known; otherwise no renderer is started. The caches are
     the project's folder in the user's cache, or ``cache_dir`` unless git tracks files in
-    it (see :mod:`roofgen.site.cachedir`); none with ``use_cache=False``. Options: see
-    the site build.
+    it (see :mod:`roofgen.site.cachedir`); none with ``use_cache=False``. MkDocs runs
+    only when a page changed, or with ``clean``. Options: see the site build.
     """
     import contextlib
 
@@ -169,7 +170,7 @@ def build_site(
                 on_miss=renderers.warm if renderers is not None else None,
             )
         return build.build_site(
-            checked, settings, output, markdown_only, quiet, strict, cache=cache,
+            checked, settings, output, markdown_only, quiet, strict, cache=cache, clean=clean,
             renderers=renderers, progress=progress, timings=timings,
         )  # fmt: skip
 

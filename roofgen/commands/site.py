@@ -33,6 +33,9 @@ from roofgen.commands.common import (
                    "not used if git tracks files in it.")  # fmt: skip
 @click.option("--no-cache", is_flag=True,
               help="Parse, validate and render everything afresh; use no cache.")  # fmt: skip
+@click.option("--clean", is_flag=True,
+              help="Run MkDocs even when no page changed since the last build (for "
+                   "publishing).")  # fmt: skip
 @click.option("--static-charts", is_flag=True,
               help="Also render every chart as a static SVG, shown without JavaScript "
                    "(default: [site] static_charts; charts are drawn in the browser).")  # fmt: skip
@@ -41,8 +44,8 @@ from roofgen.commands.common import (
                    "own process).")  # fmt: skip
 @common
 def build_cmd(paths: tuple[str, ...], output: str | None, markdown_only: bool,
-              cache_dir: str | None, no_cache: bool, static_charts: bool, jobs: int,
-              strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
+              cache_dir: str | None, no_cache: bool, clean: bool, static_charts: bool,
+              jobs: int, strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
     """Build the case-study site from the specs (default: the configured specs folder)."""
     from roofgen.api import build_site
 
@@ -53,7 +56,7 @@ def build_cmd(paths: tuple[str, ...], output: str | None, markdown_only: bool,
         result = build_site(
             spec_paths(paths, settings), settings, settings.output, markdown_only=markdown_only,
             quiet=quiet, strict=strict, cache_dir=Path(cache_dir) if cache_dir else None,
-            use_cache=not no_cache, workers=jobs, progress=progress,
+            use_cache=not no_cache, clean=clean, workers=jobs, progress=progress,
         )  # fmt: skip
     finally:
         end_progress(progress)

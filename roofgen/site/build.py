@@ -28,6 +28,7 @@ from roofgen.config import Settings
 from roofgen.datafiles import data_dir
 from roofgen.files import write_file
 from roofgen.problems import Problem, Severity
+from roofgen.site import lastbuild
 from roofgen.site.cachedir import Cache
 from roofgen.site.cachedir import choose as choose_cache
 from roofgen.site.charts import Chart, ChartStats, ChartStore
@@ -88,6 +89,7 @@ def build_site(
     strict: bool = False,
     *,
     cache: Cache | None = None,
+    clean: bool = False,
     renderers: Renderers | None = None,
     progress: ProgressFn | None = None,
     timings: dict[str, float] | None = None,
@@ -105,7 +107,9 @@ def build_site(
     (broken links). ``quiet`` only keeps notes out of the result. Charts are cached in
     ``cache`` (default: the project's folder in the user's cache, see
     :mod:`roofgen.site.cachedir`). ``timings`` holds the seconds of steps the caller
-    already took (the check).
+    already took (the check). MkDocs does not run when its input is that of the last
+    build into ``output`` and the output holds what that build wrote
+    (:mod:`roofgen.site.lastbuild`), unless ``clean``.
     """
     output = Path(output).absolute()
     result = BuildResult(ok=False, output=output, timings=dict(timings or {}))
@@ -174,6 +178,7 @@ def build_site(
                 js, polyfills = _write_docs(docs, pages, svgs, extras, cache.vega)
             # Written: let go of the pages and charts before MkDocs holds its own copy.
             del charts, rendered, pages, svgs
+            inputs, warnings = None, []  # no HTML: nothing to remember
             if markdown_only:
                 tree = docs
             else:
@@ -192,14 +197,15 @@ def build_site(
                         ),
                         root=stage,
                     )
+                epoch = source_date_epoch(ctx.newest_date)
+                inputs = lastbuild.inputs_digest(stage, strict=strict, epoch=epoch)
+                if not clean and _kept(result, cache, inputs, strict):
+                    return _built(result, site, markdown_only, quiet)
                 tell("building HTML with MkDocs", 0, 0)
                 tree = stage / "site"
-                epoch = source_date_epoch(ctx.newest_date)
                 with clock("mkdocs"):
                     warnings = run_mkdocs(config, tree, strict=strict, epoch=epoch)
-                for message in warnings:
-                    severity = Severity.ERROR if strict else Severity.WARNING
-                    result.problems.append(Problem("mkdocs", 0, 0, "", message, severity=severity))
+                result.problems += _mkdocs_problems(warnings, strict)
                 if warnings and strict:
                     return result
                 with clock("write"):
@@ -207,6 +213,8 @@ def build_site(
             write_file(tree / MARKER, MARKER_TEXT, root=tree)
             with clock("swap"):
                 swap(tree, output)
+            with clock("write"):
+                lastbuild.remember(cache.folder, output, inputs, warnings)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         where = f" ({exc.filename})" if exc.filename else ""
@@ -217,6 +225,11 @@ def build_site(
     except BuildError as exc:
         result.problems.append(Problem("mkdocs", 0, 0, "", str(exc)))
         return result
+    return _built(result, site, markdown_only, quiet)
+
+
+def _built(result: BuildResult, site: dict[str, object], markdown_only: bool, quiet: bool) -> BuildResult:
+    """``result``, a site built (or kept), with the notes every build gives."""
     if not markdown_only and not site.get("url") and not quiet:
         result.notes.append(
             "site.url is not set, so the sitemap is empty; set it in the settings file "
@@ -224,6 +237,25 @@ def build_site(
         )
     result.ok = True
     return result
+
+
+def _kept(result: BuildResult, cache: Cache, inputs: str, strict: bool) -> bool:
+    """Whether the site in the output is what MkDocs would write from ``inputs`` (then
+    the result says so, with that build's MkDocs warnings)."""
+    kept = lastbuild.keep(cache.folder, result.output, inputs)
+    if kept is None:
+        return False
+    result.problems += _mkdocs_problems(kept, strict)
+    result.notes.append(
+        "no page changed since the last build: the site was kept as it is "
+        "(--clean builds it afresh)"
+    )
+    return True
+
+
+def _mkdocs_problems(warnings: list[str], strict: bool) -> list[Problem]:
+    severity = Severity.ERROR if strict else Severity.WARNING
+    return [Problem("mkdocs", 0, 0, "", message, severity=severity) for message in warnings]
 
 
 class StepClock:

@@ -228,7 +228,9 @@ def build_site(
     return _built(result, site, markdown_only, quiet)
 
 
-def _built(result: BuildResult, site: dict[str, object], markdown_only: bool, quiet: bool) -> BuildResult:
+def _built(
+    result: BuildResult, site: dict[str, object], markdown_only: bool, quiet: bool
+) -> BuildResult:
     """``result``, a site built (or kept), with the notes every build gives."""
     if not markdown_only and not site.get("url") and not quiet:
         result.notes.append(

@@ -27,7 +27,7 @@ from roofgen.charts.kinds import ChartInput, build_chart
 from roofgen.files import write_cache_entry
 from roofgen.model import ComputeUnit, Machine, Roof
 from roofgen.site.renderers import Renderers
-from roofgen.version import __version__
+from roofgen.version import versions
 
 __all__ = [
     "Chart",
@@ -225,15 +225,7 @@ def _canonical(value: Any) -> bytes:
 
 @cache
 def _versions() -> list[str]:
-    from importlib import metadata
-
-    parts = [__version__]
-    for dist in ("altair", "vl-convert-python"):
-        try:
-            parts.append(metadata.version(dist))
-        except metadata.PackageNotFoundError:
-            parts.append("?")
-    return parts
+    return versions("altair", "vl-convert-python")
 
 
 def _digest(path: Path) -> str:

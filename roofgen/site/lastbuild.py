@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from roofgen.files import write_cache_entry
-from roofgen.version import __version__
+from roofgen.version import versions
 
 __all__ = ["Record", "inputs_digest", "keep", "remember"]
 
@@ -33,16 +33,8 @@ _FORMAT = 1
 def inputs_digest(stage: Path, *, strict: bool, epoch: int) -> str:
     """Digest of what MkDocs would read in ``stage`` (``mkdocs.yml`` and ``docs/``) and of
     what else decides its output."""
-    from importlib import metadata
-
     h = hashlib.sha256()
-    versions = [__version__]
-    for dist in ("mkdocs", "mkdocs-material"):
-        try:
-            versions.append(metadata.version(dist))
-        except metadata.PackageNotFoundError:
-            versions.append("?")
-    h.update(json.dumps([_FORMAT, versions, strict, epoch]).encode())
+    h.update(json.dumps([_FORMAT, versions("mkdocs", "mkdocs-material"), strict, epoch]).encode())
     h.update(b"\0mkdocs.yml\0" + (stage / "mkdocs.yml").read_bytes())
     for name, digest in sorted((_tree(stage / "docs") or {}).items()):
         h.update(f"\0{name}\0{digest}".encode("utf-8", "surrogateescape"))

@@ -50,7 +50,10 @@ def test_significant_regression_fails_beyond_the_threshold(tmp_path, capsys, mon
     assert lines[1] == "**roofgen diff**: 1 kernel slower: `low` 0.85x (threshold 5%)"
     assert lines[3].startswith("`base` → `head` · threshold 5% · roofgen ")
     # ln(1.3 / 1.1) / ln(1.05) = 3.4: three blocks.
-    assert "| `low` | `pts` / `base` | 1.1 ms | 1.3 ms | 0.85x (0.83–0.87) | ▼ ███ | **slower** |" in out
+    assert (
+        "| `low` | `pts` / `base` | 1.1 ms | 1.3 ms | 0.85x (0.83–0.87) | ▼ ███ | **slower** |"
+        in out
+    )
     assert "#### Kernels (1 changed)" in out
     # 18% slower: fails at 10%, passes at 20%.
     argv = ["diff", "base", "head", "--format", "json", "--fail-on-regression"]

@@ -44,9 +44,11 @@ TIMES = {
 
 def _case(side: int, added: bool) -> str:
     kernels = [*TIMES, "down-proj"] if added else list(TIMES)
+    times = {k: _time(TIMES[k][side], TIMES[k][2]) for k in TIMES} | {
+        "down-proj": _time(2.44, 0.01)
+    }
     launches = "".join(
-        f"      - kernel: {k}\n        measurement:\n"
-        f"          time: {_time(TIMES[k][side], TIMES[k][2]) if k in TIMES else _time(2.44, 0.01)}\n"
+        f"      - kernel: {k}\n        measurement:\n          time: {times[k]}\n"
         "          flops: {tensor: {fp16: 1.0e8 FLOP}}\n          bytes: {hbm: 1.2 GB}\n"
         for k in kernels
     )

@@ -22,10 +22,12 @@ from roofgen.commands.common import (
     Failure,
     common,
     current_settings,
+    end_progress,
     json_text,
     report_problems,
     say,
     shown,
+    start_progress,
     write_output,
 )
 
@@ -57,6 +59,7 @@ def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool,
              mermaid: bool, charts_dir: str | None, strict: bool, quiet: bool,
              verbose: bool) -> None:  # fmt: skip
     """Compare two sets of specs: BASE and HEAD are folders or git:REV."""
+    from roofgen.files import write_file
     from roofgen.review.comment import Options, markdown
     from roofgen.review.diff import diff
     from roofgen.review.report import json_doc, text
@@ -64,20 +67,19 @@ def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool,
     settings = current_settings()
     pct = threshold_pct if threshold_pct is not None else fail_pct if fail_pct is not None else 5
     threshold = max(pct, 0.0) / 100.0
-    with (
-        _side(base, settings) as (base_side, base_specs, base_analysis),
-        _side(head, settings) as (head_side, head_specs, head_analysis),
-    ):
+    progress = start_progress(quiet, "diff")
+    with contextlib.ExitStack() as stack:
+        stack.callback(end_progress, progress)  # last, after the sides' folders are gone
+        base_side, base_specs, base_analysis = stack.enter_context(_side(base, settings, progress))
+        head_side, head_specs, head_analysis = stack.enter_context(_side(head, settings, progress))
         d = diff(base_specs, base_analysis, head_specs, head_analysis)
         folder = Path(charts_dir) if charts_dir else None
         if folder is None and output != "-":
             folder = Path(output).with_name(Path(output).stem + "-charts")
-        wrote = False
-        if folder is not None:
-            wrote = _charts(d, head_specs, head_analysis, base_analysis, folder, quiet)
+        svgs = _charts(d, head_specs, head_analysis, base_analysis, folder) if folder else {}
         if fmt == "markdown":
             opts = Options(threshold, settings.site.get("url"), settings.site.get("preview_url"),
-                           mermaid, shown(folder) + "/" if wrote and folder else None)  # fmt: skip
+                           mermaid, shown(folder) + "/" if svgs and folder else None)  # fmt: skip
             report = markdown(d, base_side, head_side, opts)
             append_step_summary(report)
         elif fmt == "json":
@@ -85,6 +87,10 @@ def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool,
         else:
             report = text(d, base_side, head_side, threshold)
         write_output(report, output, force)
+        for target, svg in svgs.items():
+            write_file(target, svg)
+            if not quiet:
+                say(f"wrote {target}")
     if fail_pct is not None and d.cases_removed and not allow_removed:
         say(f"case(s) missing at {_shown_rev(head)}: {', '.join(d.cases_removed)}; a removed "
             "case is not compared, so it fails the gate: pass --allow-removed if the "
@@ -98,13 +104,15 @@ def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool,
 
 
 @contextlib.contextmanager
-def _side(spec: str, settings: Any) -> Iterator[tuple[Any, Any, Any]]:
+def _side(spec: str, settings: Any, progress: Any = None) -> Iterator[tuple[Any, Any, Any]]:
     """Load one side: a folder, or git:REV exported to a temporary folder; its
     :class:`~roofgen.review.comment.Side` (with the commit), specs and analysis."""
     from roofgen.api import analyse, check
     from roofgen.model import Specs
     from roofgen.review.comment import Side
 
+    if progress is not None:
+        progress(f"checking {_shown_rev(spec)}", 0, 0)
     with contextlib.ExitStack() as stack:
         if spec.startswith("git:"):
             root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="roofgen-diff-")))
@@ -166,12 +174,10 @@ def _launches(analysis: Any) -> Iterator[tuple[str, str, Any, int]]:
                 yield case.case.id, v.variant, r, seen[r.kernel]
 
 
-def _charts(d: Any, head_specs: Any, head: Any, base: Any, folder: Path, quiet: bool) -> bool:
-    """Static SVG hierarchical rooflines of the changed launches, base -> head: kernels
-    and memory levels by their display names (as the roofs are), base points hollow and
-    head points filled. Whether any chart was written."""
-    from roofgen.files import write_file
-
+def _charts(d: Any, head_specs: Any, head: Any, base: Any, folder: Path) -> dict[Path, str]:
+    """Static SVG hierarchical rooflines of the changed launches, base -> head, by the
+    file each goes to: kernels and memory levels by their display names (as the roofs
+    are), base points hollow and head points filled."""
     try:
         from roofgen.charts import hierarchical_chart
         from roofgen.charts.inputs import ChartPoint, RooflineInput
@@ -179,7 +185,7 @@ def _charts(d: Any, head_specs: Any, head: Any, base: Any, folder: Path, quiet: 
         from roofgen.site.charts import machine_roofs
     except ImportError:
         say("charts need roofgen[site] (altair, vl-convert-python): none written")
-        return False
+        return {}
     changed = {(c.case, c.variant, c.kernel, c.occurrence) for c in d.launches
                if c.status == "changed"}  # fmt: skip
     by_case: dict[str, list[Any]] = {}
@@ -197,7 +203,7 @@ def _charts(d: Any, head_specs: Any, head: Any, base: Any, folder: Path, quiet: 
                         level_role=found.role if found else "device",
                         intensity_flop_per_byte=ai, flop_per_s=r.achieved_flop_per_s,
                         efficiency=r.efficiency, klass=r.klass, binding=r.binding))  # fmt: skip
-    wrote = False
+    svgs: dict[Path, str] = {}
     for case in head.cases:
         points = by_case.get(case.case.id)
         if not points:
@@ -206,12 +212,8 @@ def _charts(d: Any, head_specs: Any, head: Any, base: Any, folder: Path, quiet: 
         inp = RooflineInput(title=f"{case.case.title}: base → head", roofs=machine_roofs(machine),
                             points=tuple(points), variant_order=("base", "head"),
                             subtitle="base: hollow points; head: filled")  # fmt: skip
-        target = folder / f"{case.case.id}.svg"
-        write_file(target, to_svg(_hollow_base(hierarchical_chart(inp))))
-        wrote = True
-        if not quiet:
-            say(f"wrote {target}")
-    return wrote
+        svgs[folder / f"{case.case.id}.svg"] = to_svg(_hollow_base(hierarchical_chart(inp)))
+    return svgs
 
 
 def _hollow_base(spec: Any) -> Any:

@@ -73,14 +73,22 @@ def time(seconds: float | None) -> str:
 
 def bar(k: KernelChange) -> str:
     """``▲ █████`` (faster), ``▼ ██`` (slower): one block per 5% on a log scale, so the
-    table carries the verdict where nothing but text is drawn; ``≈`` within noise."""
+    table carries the verdict where nothing but text is drawn; light blocks (``▼ ░░``) for
+    a move that does not count (under the threshold, or of unknown noise); ``≈`` within
+    noise."""
     s = k.change.speedup
-    if s is None or k.kind not in ("faster", "slower", "unknown") or s.value <= 0:
-        return "≈" if k.kind == "unchanged" else ""
-    blocks = max(1, round(abs(math.log(s.value)) / _BAR_STEP))
+    if s is None or s.value <= 0 or k.change.status != "changed":
+        return ""
+    counts = k.kind in ("faster", "slower")
+    if not counts and k.change.verdict not in ("faster", "regression", "unknown noise"):
+        return "≈"
+    blocks = round(abs(math.log(s.value)) / _BAR_STEP)
+    if blocks == 0 and not counts:
+        return "≈"
+    blocks = max(blocks, 1)
     arrow = "▲" if s.value > 1 else "▼"
     more = "…" if blocks > _BAR_MAX else ""
-    return f"{arrow} {'█' * min(blocks, _BAR_MAX)}{more}"
+    return f"{arrow} {('█' if counts else '░') * min(blocks, _BAR_MAX)}{more}"
 
 
 def _link(case: str, site_url: str | None) -> str:

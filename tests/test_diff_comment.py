@@ -275,3 +275,43 @@ def test_an_unknown_branch_in_a_master_repository_without_origin(tmp_path, monke
     err = capsys.readouterr().err
     assert "there is no remote named origin (remotes here: upstream)" in err
     assert re.search(r"write git:master; there is no remote", err)
+
+
+def test_the_diff_chart_names_levels_and_draws_base_hollow(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("vl_convert")
+    base = _write(tmp_path / "base", 0, added=False)
+    head = _write(tmp_path / "head", 1, added=True)
+    for folder in (base, head):  # the level's display name differs from its id
+        machine = folder / "machine.yaml"
+        machine.write_text(
+            machine.read_text().replace("  - id: hbm\n", "  - id: hbm\n    name: HBM2e\n")
+        )
+    monkeypatch.chdir(tmp_path)
+    assert main(["diff", "base", "head", "-o", "report.md"]) == 0, capsys.readouterr().err
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert (
+        "Roofline charts of the changed kernels (base hollow, head filled): `report-charts/`"
+        in report
+    )
+    assert "| still HBM2e-bound |" in report  # the bound in the level's name, as on the chart
+    svg = (tmp_path / "report-charts" / "mlp.svg").read_text(encoding="utf-8")
+    assert "base: hollow points; head: filled" in svg
+    assert ">HBM2e<" in svg and ">hbm<" not in svg  # the legend names the level as the roof does
+
+
+def test_base_points_are_hollow_and_head_points_filled():
+    from roofgen.commands.diff_cmd import _hollow_base
+
+    spec = {"layer": [{"name": "launches", "mark": {"type": "point"},
+                       "encoding": {"color": {"field": "role", "legend": {"title": "Level"}}}},
+                      {"name": "roofs", "encoding": {"color": {"field": "role"}}}]}  # fmt: skip
+    points, roofs = _hollow_base(spec)["layer"]
+    base = "datum.variant === 'base'"
+    assert points["encoding"]["fillOpacity"] == {
+        "condition": {"test": base, "value": 0},
+        "value": 1,
+    }
+    assert points["encoding"]["strokeWidth"] == {"condition": {"test": base, "value": 1.5},
+                                                 "value": 0}  # fmt: skip
+    assert points["encoding"]["stroke"] == {"field": "role", "legend": None}  # one legend only
+    assert roofs == {"name": "roofs", "encoding": {"color": {"field": "role"}}}

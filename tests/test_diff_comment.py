@@ -9,6 +9,7 @@ Regenerate the golden comment after an intended change of its text:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -255,6 +256,18 @@ def test_a_two_commit_change_through_the_cli_and_the_job_summary(tmp_path, monke
     assert comment.splitlines()[3].startswith(f"{base[:10]} → {head[:10]} · threshold 5% · ")
     # the same text in the job summary, after what an earlier step wrote
     assert summary.read_text(encoding="utf-8") == "earlier step\n\n" + comment
+    # JSON and text say the same, with the commits and the threshold
+    assert main(["diff", "git:HEAD~1", "git:HEAD", "--format", "json", "--threshold", "9"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["base_commit"], doc["head_commit"], doc["threshold"]) == (base, head, 0.09)
+    assert doc["kernels"]["faster"] == ["rmsnorm", "attn"]
+    assert doc["kernels"]["slower"] == []  # 8.7% slower: under 9%
+    assert doc["kernels"]["unchanged"] == ["up-proj", "gate"]
+    assert doc["kernels"]["added"] == ["down-proj"]
+    assert main(["diff", "git:HEAD~1", "git:HEAD", "--format", "text"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == (f"git:HEAD~1 ({base[:10]}) -> git:HEAD ({head[:10]}): "
+                     + VERDICT.removeprefix("**roofgen diff**: ").replace("`", ""))  # fmt: skip
 
 
 def test_an_unknown_branch_in_a_master_repository_without_origin(tmp_path, monkeypatch, capsys):

@@ -58,6 +58,7 @@ def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> s
         lf_text,
         migrate_text,
         read_file,
+        pending_renames,
         read_version,
         write_edited,
     )
@@ -73,7 +74,7 @@ def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> s
     except UnicodeDecodeError:
         say(f"{shown(path)}: not UTF-8 text; nothing done", fg="red")
         return "failed"
-    if read_version(text) == CURRENT:
+    if read_version(text) == CURRENT and not pending_renames(text):
         if verbose:
             say(f"{shown(path)}: format version {CURRENT}, up to date")
         return "current"
@@ -82,9 +83,17 @@ def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> s
     except MigrationError as exc:
         say(f"{shown(path)}: {exc}", fg="red")
         return "failed"
+    if not result.changed:
+        if verbose:
+            say(f"{shown(path)}: format version {CURRENT}, up to date")
+        return "current"
     if check_only:
-        say(f"{shown(path)}: format version {result.before}; `roofgen migrate` moves it "
-            f"to version {result.after}", fg="yellow")  # fmt: skip
+        if result.before == result.after:
+            say(f"{shown(path)}: renamed keys; `roofgen migrate` renames them: "
+                + "; ".join(result.notes), fg="yellow")  # fmt: skip
+        else:
+            say(f"{shown(path)}: format version {result.before}; `roofgen migrate` moves it "
+                f"to version {result.after}", fg="yellow")  # fmt: skip
         return "pending"
     try:
         write_edited(path, result.text, raw)
@@ -92,7 +101,12 @@ def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> s
         say(str(exc), fg="red")
         return "failed"
     if not quiet:
-        say(f"migrated {shown(path)}: version {result.before} -> {result.after}", fg="green")
+        moved = (
+            f"version {result.before} -> {result.after}"
+            if result.before != result.after
+            else f"version {result.after}, keys renamed"
+        )
+        say(f"migrated {shown(path)}: {moved}", fg="green")
         for note in result.notes:
             say(f"  {note}")
     return "pending"

@@ -190,7 +190,7 @@ MIGRATIONS: dict[int, Migration] = {
 
 
 def _rename_idle(data: Any, kind: str) -> list[str]:
-    power = data.get("power") if kind == "machine" else None
+    power: Any = data.get("power") if kind == "machine" else None
     if not _is_map(power) or "idle" not in power or "constant" in power:
         return []
     position = list(power).index("idle")

@@ -271,9 +271,15 @@ def test_fit_energy_will_not_write_into_the_library(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ):
     _project(tmp_path, monkeypatch)
+    (tmp_path / "specs" / "machine.yaml").unlink()
+    library = _case(_sweep()).replace("testgpu", "a100-40gb-sxm")
+    (tmp_path / "specs" / "sweep.yaml").write_text(library, encoding="utf-8")
     status = main(["fit", "energy", "specs", "--machine", "a100-40gb-sxm", "--write"])
+    out, err = capsys.readouterr()
     assert status == 1
-    assert "unknown machine 'a100-40gb-sxm'" in capsys.readouterr().err
+    assert "constant power" in out  # fitted and printed, but not written
+    assert "a100-40gb-sxm is a machine of roofgen's library" in err
+    assert "roofgen machines vendor a100-40gb-sxm" in err
 
 
 def test_idle_power_is_renamed_constant_by_migrate_and_warned_by_check(

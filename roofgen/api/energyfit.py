@@ -12,14 +12,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from roofgen.analysis.energyfit import CONSTANT, EnergyFit, FitLaunch, fit_energy
+from roofgen.analysis.energyfit import CONSTANT, EnergyFit, FitLaunch, FitRefused, fit_energy
 from roofgen.model import Case, Launch, Machine, Measurement
 from roofgen.units import fmt_frequency
 
 if TYPE_CHECKING:
     from roofgen.pipeline import CheckResult
 
-__all__ = ["EnergyFitReport", "FitWriteError", "fit_machine_energy", "fitted_yaml", "write_fit"]
+__all__ = [
+    "EnergyFitReport",
+    "FitRefused",
+    "FitWriteError",
+    "fit_machine_energy",
+    "fitted_yaml",
+    "write_fit",
+]
 
 METHOD = "non-negative least squares of power (E/T) over scaled columns, bootstrap 95% intervals"
 
@@ -182,11 +189,20 @@ def fitted_yaml(report: EnergyFitReport) -> dict[str, Any]:
     return {"power": power, "units": units}
 
 
-def write_fit(report: EnergyFitReport, path: Path) -> list[str]:
-    """Write the fitted coefficients into the machine file ``path`` (round trip: comments
-    and layout kept); returns one line per change. Raises :class:`FitWriteError`."""
+def write_fit(report: EnergyFitReport) -> tuple[str, list[str]]:
+    """Write the fitted coefficients into the machine's file (round trip: comments and
+    layout kept); returns the file and one line per change. Raises
+    :class:`FitWriteError` (a machine of roofgen's library, no power limit)."""
+    from roofgen.spec.library import DISPLAY_ROOT
     from roofgen.spec.roundtrip import lf_text, load_round_trip, write_edited
 
+    file = report.machine.file
+    if not file or file.startswith(DISPLAY_ROOT):
+        raise FitWriteError(
+            f"{report.machine.id} is a machine of roofgen's library: copy it into your specs "
+            f"(`roofgen machines vendor {report.machine.id}`) and write the fit into that file"
+        )
+    path = Path(file)
     raw = path.read_bytes()
     text = lf_text(raw)
     yaml, data = load_round_trip(text)
@@ -214,4 +230,4 @@ def write_fit(report: EnergyFitReport, path: Path) -> list[str]:
     from roofgen.spec.roundtrip import dump
 
     write_edited(path, dump(yaml, data), raw)
-    return changes
+    return file, changes

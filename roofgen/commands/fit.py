@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -55,8 +54,7 @@ def energy_cmd(paths: tuple[str, ...], machine_id: str, fit_on: tuple[str, ...],
     measure. With --write, the coefficients and their provenance go into the machine
     file. PATHs default to the configured specs folder.
     """
-    from roofgen.analysis.energyfit import FitRefused
-    from roofgen.api.energyfit import fit_machine_energy
+    from roofgen.api.energyfit import FitRefused, fit_machine_energy
     from roofgen.report.energyfit import fit_json, fit_text
 
     result = run_check(paths, strict, quiet, verbose)
@@ -87,18 +85,9 @@ def energy_cmd(paths: tuple[str, ...], machine_id: str, fit_on: tuple[str, ...],
 
 def _write(report: EnergyFitReport, quiet: bool) -> None:
     from roofgen.api.energyfit import FitWriteError, write_fit
-    from roofgen.spec.library import DISPLAY_ROOT
 
-    file = report.machine.file
-    if not file or file.startswith(DISPLAY_ROOT):
-        say(
-            f"{report.machine.id} is a machine of roofgen's library: copy it into your specs "
-            f"(`roofgen machines vendor {report.machine.id}`) and write the fit into that file",
-            fg="red",
-        )
-        raise Failure(EXIT_INVALID)
     try:
-        changes = write_fit(report, Path(file))
+        file, changes = write_fit(report)
     except FitWriteError as exc:
         say(str(exc), fg="red")
         raise Failure(EXIT_INVALID) from None

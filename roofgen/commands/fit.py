@@ -54,6 +54,11 @@ def energy_cmd(paths: tuple[str, ...], machine_id: str, fit_on: tuple[str, ...],
     measure. With --write, the coefficients and their provenance go into the machine
     file. PATHs default to the configured specs folder.
     """
+    try:
+        import scipy  # noqa: F401  (the fit's solver)
+    except ImportError:
+        say("roofgen fit energy needs scipy: pip install 'roofgen[fit]'", fg="red")
+        raise Failure(EXIT_INVALID) from None
     from roofgen.api.energyfit import FitRefused, fit_machine_energy
     from roofgen.report.energyfit import fit_json, fit_text
 

@@ -28,11 +28,12 @@ are SQLite's temporary ones, on disk past a 64 MiB cache.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from roofgen.importers import ImportFailure
-from roofgen.importers.nsys_sql import aggregate
+from roofgen.importers.nsys_sql import aggregate, whole_span
 from roofgen.importers.nsys_sql import database as _database
 from roofgen.importers.trace_case import Trace
 
@@ -105,11 +106,16 @@ def _read_export(path: Path, options: Options) -> Trace:
                 f"ON l.key = (k.globalPid / {_PID}) * {_KEY} + k.correlationId "
                 f"WHERE k.end > k.start{where}"
             )
-            spans = (
-                "SELECT st.step, max(st.end, coalesce(g.last, st.end)) - st.start "
-                "FROM temp.steps st JOIN (SELECT step, max(e) AS last FROM src GROUP BY step) g "
-                "ON g.step = st.step"
-            )
+            ranges = {
+                step: (start, end)
+                for step, start, end in db.execute("SELECT step, start, end FROM temp.steps")
+            }
+
+            def by_range(found: dict[int, tuple[int, int]]) -> int:
+                return sum(max(ranges[k][1], last) - ranges[k][0] for k, (_, last) in found.items())
+
+            spans: Callable[[dict[int, tuple[int, int]]], int] = by_range
+
         else:
             what, source, spans = _plain(KERNELS, where, options, path, db, warnings)
         trace = aggregate(db, source, spans, what, _names, path)
@@ -132,7 +138,7 @@ def _plain(
     path: Path,
     db: sqlite3.Connection,
     warnings: list[str],
-) -> tuple[str, str, str]:
+) -> tuple[str, str, Callable[[dict[int, tuple[int, int]]], int]]:
     """A window's (or the whole trace's) source of kernels and its one step's span."""
     cols = (
         "0 AS step, k.demangledName AS name, k.gridX AS gx, k.gridY AS gy, k.gridZ AS gz, "
@@ -140,7 +146,7 @@ def _plain(
     )
     if options.window is None:
         source = f"SELECT {cols} FROM main.{table} k WHERE k.end > k.start{where}"
-        return "the whole trace", source, "SELECT 0, max(e) - min(s) FROM src"
+        return "the whole trace", source, whole_span
     start, end = options.window
     inside = f"k.start >= {start} AND k.end <= {end}"
     partly = db.execute(
@@ -153,7 +159,7 @@ def _plain(
             "to take them)"
         )
     source = f"SELECT {cols} FROM main.{table} k WHERE {inside} AND k.end > k.start{where}"
-    return f"the window {start} ns to {end} ns", source, f"SELECT 0, {end - start}"
+    return f"the window {start} ns to {end} ns", source, lambda _found: end - start
 
 
 def _graph_check(db: sqlite3.Connection, tables: set[str], path: Path) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -168,7 +169,7 @@ def _load(
 def _summarise(db: object, options: Options, path: Path, others: tuple[int, int]) -> Trace:
     import sqlite3
 
-    from roofgen.importers.nsys_sql import aggregate
+    from roofgen.importers.nsys_sql import aggregate, whole_span
     from roofgen.importers.trace_case import duration
 
     assert isinstance(db, sqlite3.Connection)
@@ -185,15 +186,16 @@ def _summarise(db: object, options: Options, path: Path, others: tuple[int, int]
             raise ImportFailure(f"{path}: no kernel ran on device {options.device}")
         where = " AND dev = " + "'" + wanted[0].replace("'", "''") + "'"
     cols = "0 AS step, name, gx, gy, gz, bx, by_, bz, s, e"
+    spans: Callable[[dict[int, tuple[int, int]]], int]
     if options.window is None:
         what = "the whole trace"
         source = f"SELECT {cols} FROM temp.k WHERE e > s{where}"
-        spans = "SELECT 0, max(e) - min(s) FROM src"
+        spans = whole_span
     else:
         start, end = options.window
         what = f"the window {start} ns to {end} ns"
         source = f"SELECT {cols} FROM temp.k WHERE s >= {start} AND e <= {end} AND e > s{where}"
-        spans = f"SELECT 0, {end - start}"
+        spans = lambda _found: end - start  # noqa: E731
     trace = aggregate(db, source, spans, what, lambda _db, _keys: {}, path)
     trace.method = trace.method.replace("(CUPTI kernel records)", "(nsys stats cuda_gpu_trace)")
     skipped, skipped_ns = others

@@ -30,6 +30,7 @@ def database(path: Path | None) -> Iterator[sqlite3.Connection]:
             db.execute("PRAGMA cache_size = -65536")
             db.execute("PRAGMA temp.cache_size = -65536")
             db.execute("PRAGMA temp_store = FILE")
+            db.execute("PRAGMA threads = 4")
             yield db
     except sqlite3.DatabaseError as exc:
         raise ImportFailure(
@@ -38,42 +39,69 @@ def database(path: Path | None) -> Iterator[sqlite3.Connection]:
         ) from None
 
 
+def _dims(*values: object) -> tuple[int, ...] | None:
+    dims = tuple(v for v in values if isinstance(v, int))
+    return dims if len(dims) == len(values) else None
+
+
+def whole_span(found: dict[int, tuple[int, int]]) -> int:
+    """The span of one step: its first kernel's start to its last kernel's end."""
+    return sum(last - first for first, last in found.values())
+
+
 def aggregate(
     db: sqlite3.Connection,
     source: str,
-    spans: str,
+    span_of: Callable[[dict[int, tuple[int, int]]], int],
     what: str,
     names: Callable[[sqlite3.Connection, list[object]], dict[object, str]],
     path: Path,
 ) -> Trace:
     """Per kernel name and shape, and per step, the figures of the kernels ``source``
-    selects (columns step, name, gx, gy, gz, bx, by_, bz, s, e; ns); ``spans`` gives
-    each step's span from ``src``."""
-    with_src = f"WITH src AS ({source}) "
-    rows = db.execute(
-        with_src + "SELECT name, gx, gy, gz, bx, by_, bz, count(*), sum(e - s), min(e - s), "
-        "max(e - s) FROM src GROUP BY name, gx, gy, gz, bx, by_, bz"
-    ).fetchall()
-    if not rows:
+    selects (columns step, name, gx, gy, gz, bx, by_, bz, s, e; ns). One query: a
+    window function gives each kernel the time it adds to the union of its step's
+    intervals so far (``gain``), and SQLite groups by step, name and shape; Python
+    reads the groups in chunks and sums them per entry and per step. ``span_of``
+    gives the steps' summed span from each step's first kernel start and last end."""
+    cursor = db.execute(
+        f"WITH src AS ({source}) SELECT step, name, gx, gy, gz, bx, by_, bz, count(*), "
+        "sum(e - s), min(e - s), max(e - s), sum(gain), min(s), max(e) FROM (SELECT *, "
+        "max(0, e - max(s, coalesce(max(e) OVER w, s))) AS gain FROM src WINDOW w AS "
+        "(PARTITION BY step ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) "
+        "GROUP BY step, name, gx, gy, gz, bx, by_, bz"
+    )
+    groups: dict[tuple[object, ...], list[int]] = {}
+    steps: dict[int, list[int]] = {}  # step -> busy, first start, last end
+    while chunk := cursor.fetchmany(10_000):
+        for step, *key, count, total, low, high, gain, first, last in chunk:
+            group = groups.get(tuple(key))
+            if group is None:
+                if len(groups) >= MAX_ENTRIES:
+                    raise ImportFailure(
+                        f"{path}: more than {MAX_ENTRIES:,} different kernels (name, grid and "
+                        f"block) in {what}, more than a case may hold: import a --range or "
+                        "--window"
+                    )
+                groups[tuple(key)] = [count, total, low, high]
+            else:
+                group[0] += count
+                group[1] += total
+                group[2], group[3] = min(group[2], low), max(group[3], high)
+            found = steps.get(step)
+            if found is None:
+                steps[step] = [gain, first, last]
+            else:
+                found[0] += gain
+                found[1], found[2] = min(found[1], first), max(found[2], last)
+    if not groups:
         raise ImportFailure(f"{path}: no kernel in {what}")
-    if len(rows) > MAX_ENTRIES:
-        raise ImportFailure(
-            f"{path}: {len(rows):,} different kernels (name, grid and block) in {what}, more "
-            f"than a case may hold ({MAX_ENTRIES:,}): import a --range or --window"
-        )
-    busy = db.execute(
-        with_src + "SELECT count(DISTINCT step), sum(gain) FROM (SELECT step, "
-        "max(0, e - max(s, coalesce(reach, s))) AS gain FROM (SELECT step, s, e, max(e) OVER "
-        "(PARTITION BY step ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) "
-        "AS reach FROM src))"
-    ).fetchone()
-    span_ns = sum(int(r[1]) for r in db.execute(with_src + f"SELECT * FROM ({spans})"))
-    lookup = names(db, [r[0] for r in rows])
+    span_ns = span_of({step: (v[1], v[2]) for step, v in steps.items()})
+    lookup = names(db, [key[0] for key in groups])
     kernels = []
-    for name_key, gx, gy, gz, bx, by, bz, count, total, low, high in rows:
+    for (name_key, gx, gy, gz, bx, by, bz), (count, total, low, high) in groups.items():
         name = lookup.get(name_key, str(name_key))
-        grid = (gx, gy, gz) if None not in (gx, gy, gz) else None
-        block = (bx, by, bz) if None not in (bx, by, bz) else None
+        grid = _dims(gx, gy, gz)
+        block = _dims(bx, by, bz)
         kernels.append(
             KernelStat(
                 key=f"{name}\x00{grid}\x00{block}",
@@ -87,7 +115,11 @@ def aggregate(
             )
         )
     kernels.sort(key=lambda k: (-k.total_ns, k.key))
-    steps = Steps(what, int(busy[0]), span_ns, int(busy[1] or 0))
+    busy = sum(int(v[0]) for v in steps.values())
+    return _trace(path, what, kernels, Steps(what, len(steps), span_ns, busy))
+
+
+def _trace(path: Path, what: str, kernels: list[KernelStat], steps: Steps) -> Trace:
     return Trace(
         tool="nsys",
         source="Nsight Systems",

@@ -323,3 +323,27 @@ def test_into_adds_a_variant_and_its_end_to_end_time(saxpy: Path):
     assert set(case["end_to_end"]) == {"baseline", "whole"}
     assert [v["id"] for v in case["variants"]] == ["baseline", "whole"]
     assert main(["check", "case.yaml", "-q"]) == 0
+
+
+def test_a_second_import_into_the_case_gets_an_amdahl_projection(
+    saxpy: Path, capsys: pytest.CaptureFixture[str]
+):
+    import json
+
+    assert _import(saxpy, "--range", "saxpy") == 0
+    args = ["import", "nsys", str(saxpy), "--machine", "a100-40gb-sxm", "--range", "saxpy"]
+    assert main([*args, "--into", "case.yaml", "--variant", "again"]) == 0
+    case = _data(Path("case.yaml"))
+    assert [k["id"] for k in case["kernels"]] == ["saxpy"]  # the same kernel, not saxpy-2
+    capsys.readouterr()
+    assert main(["analyze", "case.yaml", "--format", "json", "-q"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    e2e = doc["cases"][0]["end_to_end"]["variants"][0]
+    assert e2e["variant"] == "again"
+    # the same trace twice: the kernel's share of the step, and no speedup
+    share = sum(end - start for start, end, _ in KERNELS) / sum(
+        k[1] - r[0] for k, r in zip(KERNELS, RANGES, strict=True)
+    )
+    assert e2e["kernel_share"] == pytest.approx(share, rel=1e-9)
+    assert e2e["terms"][0]["kernel"] == "saxpy"
+    assert e2e["projected_speedup"] == pytest.approx(1.0) == e2e["measured_speedup"]

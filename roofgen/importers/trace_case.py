@@ -119,22 +119,34 @@ def _percent(part: Decimal | int, whole: Decimal | int) -> str:
 # ---------------------------------------------------------------- ids
 
 
+def _identity(name: Any, operator: Any) -> tuple[str, str]:
+    """What makes a case's kernel the same kernel: its name and operator."""
+    return str(name), repr(operator)
+
+
 class _Ids:
     """Kernel ids: ``--kernel-map`` first, else made from the name; entries of one
-    name with different shapes get ``id``, ``id-2``, ..."""
+    name with different shapes get ``id``, ``id-2``, ... A kernel already in the case
+    with the same name and operator keeps its id (``existing``: id -> identity), so
+    the variants' launches match and Amdahl's projection has one term per kernel."""
 
-    def __init__(self, taken: set[str], kernel_map: list[KernelMap]) -> None:
-        self.taken = set(taken)
+    def __init__(self, existing: dict[str, tuple[str, str]], kernel_map: list[KernelMap]) -> None:
+        self.taken = set(existing)
+        self.existing = existing
         self.kernel_map = kernel_map
         self.by_key: dict[str, str] = {}
+        self.reused: set[str] = set()
 
-    def of(self, entry: KernelStat) -> str:
+    def of(self, entry: KernelStat, identity: tuple[str, str]) -> str:
         known = self.by_key.get(entry.key)
         if known is not None:
             return known
         base = kernel_id(entry.name, self.kernel_map) or derived_id(entry.name)
         candidate, n = base, 1
         while candidate in self.taken:
+            if self.existing.get(candidate) == identity and candidate not in self.reused:
+                self.reused.add(candidate)
+                break
             n += 1
             candidate = f"{base}-{n}"
         self.taken.add(candidate)
@@ -242,6 +254,15 @@ def _end_to_end(trace: Trace) -> Any:
     return entry
 
 
+def _plain(value: Any) -> Any:
+    """A YAML value as plain dicts and lists (ruamel's keep comments and styles)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
 @dataclass
 class _Built:
     kernels: list[Any]
@@ -250,7 +271,11 @@ class _Built:
 
 
 def _build(
-    trace: Trace, variant_id: str, machine_ref: str | None, known: set[str], kernel_map: Any
+    trace: Trace,
+    variant_id: str,
+    machine_ref: str | None,
+    known: dict[str, tuple[str, str]],
+    kernel_map: Any,
 ) -> _Built:
     from ruamel.yaml.comments import CommentedSeq
 
@@ -259,8 +284,11 @@ def _build(
     ids = _Ids(known, list(kernel_map))
     launches, kernels, written = CommentedSeq(), [], []
     for entry in trace.kernels:
-        ident = ids.of(entry)
-        kernels.append(_kernel(ident, entry))
+        kernel = _kernel("", entry)
+        ident = ids.of(entry, _identity(kernel["name"], _plain(kernel["operator"])))
+        if ident not in ids.reused:
+            kernel["id"] = ident
+            kernels.append(kernel)
         launches.append(_launch(ident, entry, trace))
         written.append(ident)
     variant = _cm(("id", variant_id))
@@ -298,7 +326,7 @@ def new_case(
     from roofgen.importers.ncu import _ref, _validate
     from roofgen.spec.roundtrip import dump, make_yaml, schema_comment
 
-    built = _build(trace, variant_id, None, set(), kernel_map)
+    built = _build(trace, variant_id, None, {}, kernel_map)
     root = _cm(("roofgen", 1), ("kind", "case"), ("id", case_id))
     root["title"] = title or f"{trace.source} trace: {', '.join(trace.files)}"
     root["machines"] = CommentedSeq([_ref(machine)])
@@ -345,7 +373,11 @@ def into_case(
             _name_machine(variants, str(ids[0]))
         ids.append(machine.id)
     variant_machine = machine.id if len(ids) > 1 else None
-    known = {str(k.get("id")) for k in data.get("kernels") or [] if isinstance(k, dict)}
+    known = {
+        str(k.get("id")): _identity(k.get("name"), _plain(k.get("operator")))
+        for k in data.get("kernels") or []
+        if isinstance(k, dict)
+    }
     built = _build(trace, variant_id, variant_machine, known, kernel_map)
     data["kernels"].extend(built.kernels)
     data["variants"].append(built.variant)

@@ -176,3 +176,27 @@ def test_files_that_are_not_traces_get_a_message(
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err
     assert not Path("case.yaml").exists()
+
+
+def test_hostile_fields_are_skipped_not_a_crash(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": [1], "tid": {}, "ts": 1,
+         "dur": 5, "args": {"External id": [3], "Input Dims": [[[[2]]], "x"]}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+         "ts": 2, "dur": 1, "args": {"correlation": {"a": 1}, "External id": None}},
+        {"ph": "s", "cat": "ac2g", "id": [7], "pid": 1, "tid": 1, "ts": 2},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1e999999,
+         "dur": 1},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 3, "dur": "NaN",
+         "args": {"correlation": [1]}},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 3, "dur": 2,
+         "args": {"correlation": [1], "External id": {"x": 1}}},
+    ]  # fmt: skip
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    status = _import(path)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert status == 0  # the one readable kernel, launched outside any op
+    launch = _data(Path("case.yaml"))["variants"][0]["launches"][0]["measurement"]
+    assert launch["time"] == "2 us"  # dur 2: microseconds

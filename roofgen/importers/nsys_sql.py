@@ -30,7 +30,7 @@ def database(path: Path | None) -> Iterator[sqlite3.Connection]:
             db.execute("PRAGMA cache_size = -65536")
             db.execute("PRAGMA temp.cache_size = -65536")
             db.execute("PRAGMA temp_store = FILE")
-            db.execute("PRAGMA threads = 4")
+            db.execute("PRAGMA threads = 0")
             yield db
     except sqlite3.DatabaseError as exc:
         raise ImportFailure(
@@ -58,22 +58,21 @@ def aggregate(
     path: Path,
 ) -> Trace:
     """Per kernel name and shape, and per step, the figures of the kernels ``source``
-    selects (columns step, name, gx, gy, gz, bx, by_, bz, s, e; ns). One query: a
-    window function gives each kernel the time it adds to the union of its step's
-    intervals so far (``gain``), and SQLite groups by step, name and shape; Python
-    reads the groups in chunks and sums them per entry and per step. ``span_of``
-    gives the steps' summed span from each step's first kernel start and last end."""
+    selects (columns step, name, gx, gy, gz, bx, by_, bz, s, e; ns). SQLite groups
+    the rows by step, name and shape, and Python reads the groups in chunks and sums
+    them per entry and per step; a second query sums what each kernel adds to the
+    union of its step's intervals so far (a window function). ``span_of`` gives the
+    steps' summed span from each step's first kernel start and last end."""
+    with_src = f"WITH src AS ({source}) "
     cursor = db.execute(
-        f"WITH src AS ({source}) SELECT step, name, gx, gy, gz, bx, by_, bz, count(*), "
-        "sum(e - s), min(e - s), max(e - s), sum(gain), min(s), max(e) FROM (SELECT *, "
-        "max(0, e - max(s, coalesce(max(e) OVER w, s))) AS gain FROM src WINDOW w AS "
-        "(PARTITION BY step ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) "
+        with_src + "SELECT step, name, gx, gy, gz, bx, by_, bz, count(*), sum(e - s), "
+        "min(e - s), max(e - s), min(s), max(e) FROM src "
         "GROUP BY step, name, gx, gy, gz, bx, by_, bz"
     )
     groups: dict[tuple[object, ...], list[int]] = {}
-    steps: dict[int, list[int]] = {}  # step -> busy, first start, last end
+    steps: dict[int, list[int]] = {}  # step -> first start, last end
     while chunk := cursor.fetchmany(10_000):
-        for step, *key, count, total, low, high, gain, first, last in chunk:
+        for step, *key, count, total, low, high, first, last in chunk:
             group = groups.get(tuple(key))
             if group is None:
                 if len(groups) >= MAX_ENTRIES:
@@ -89,13 +88,17 @@ def aggregate(
                 group[2], group[3] = min(group[2], low), max(group[3], high)
             found = steps.get(step)
             if found is None:
-                steps[step] = [gain, first, last]
+                steps[step] = [first, last]
             else:
-                found[0] += gain
-                found[1], found[2] = min(found[1], first), max(found[2], last)
+                found[0], found[1] = min(found[0], first), max(found[1], last)
     if not groups:
         raise ImportFailure(f"{path}: no kernel in {what}")
-    span_ns = span_of({step: (v[1], v[2]) for step, v in steps.items()})
+    span_ns = span_of({step: (v[0], v[1]) for step, v in steps.items()})
+    busy = db.execute(
+        with_src + "SELECT sum(max(0, e - max(s, coalesce(reach, s)))) FROM (SELECT s, e, "
+        "max(e) OVER (PARTITION BY step ORDER BY s, e ROWS BETWEEN UNBOUNDED PRECEDING AND "
+        "1 PRECEDING) AS reach FROM src)"
+    ).fetchone()[0]
     lookup = names(db, [key[0] for key in groups])
     kernels = []
     for (name_key, gx, gy, gz, bx, by, bz), (count, total, low, high) in groups.items():
@@ -115,8 +118,7 @@ def aggregate(
             )
         )
     kernels.sort(key=lambda k: (-k.total_ns, k.key))
-    busy = sum(int(v[0]) for v in steps.values())
-    return _trace(path, what, kernels, Steps(what, len(steps), span_ns, busy))
+    return _trace(path, what, kernels, Steps(what, len(steps), span_ns, int(busy or 0)))
 
 
 def _trace(path: Path, what: str, kernels: list[KernelStat], steps: Steps) -> Trace:

@@ -45,6 +45,7 @@ _OPS = {"cpu_op", "operator"}
 _RUNTIME = {"cuda_runtime", "cuda_driver", "runtime"}
 _COMPILED = re.compile(r"^triton_|Torch-Compiled Region|CompiledFunction")
 MAX_ENTRIES = 2000
+_LATEST_US = Decimal(10**16)  # microseconds: some three hundred years
 
 
 def _ns(value: Any) -> int | None:
@@ -52,6 +53,8 @@ def _ns(value: Any) -> int | None:
         return None
     if isinstance(value, Decimal) and not value.is_finite():
         return None
+    if not -_LATEST_US <= value <= _LATEST_US:
+        return None  # no clock reads past a thousand years (1e999999 would not fit)
     return int((Decimal(value) * 1000).to_integral_value())
 
 
@@ -112,6 +115,14 @@ class _Parsed:
     shapes: bool = False
 
 
+def _key(value: Any) -> Any:
+    """A field usable as a key (an id, a pid, a tid); anything else (a list, a
+    mapping, a float) is no key at all."""
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        return value
+    return None
+
+
 def _args(event: dict[str, Any]) -> dict[str, Any]:
     args = event.get("args")
     return args if isinstance(args, dict) else {}
@@ -124,11 +135,12 @@ def _parse(events: list[Any]) -> _Parsed:
         if isinstance(e, dict):
             _event(p, e, runtime)
     for e, ts in runtime:
-        corr = _args(e).get("correlation")
+        pid, tid = _key(e.get("pid")), _key(e.get("tid"))
+        corr = _key(_args(e).get("correlation"))
         if corr is None:
-            corr = p.flow_s.get((e.get("pid"), e.get("tid"), ts))
+            corr = p.flow_s.get((pid, tid, ts))
         if corr is not None:
-            p.runtime[corr] = (e.get("pid"), e.get("tid"), ts, _args(e).get("External id"))
+            p.runtime[corr] = (pid, tid, ts, _key(_args(e).get("External id")))
     _nest(p)
     return p
 
@@ -138,21 +150,22 @@ def _event(p: _Parsed, e: dict[str, Any], runtime: list[tuple[dict[str, Any], in
     ts = _ns(e.get("ts"))
     if ts is None:
         return
+    pid, tid = _key(e.get("pid")), _key(e.get("tid"))
     if ph in ("s", "f") and cat == "ac2g":
-        (p.flow_s if ph == "s" else p.flow_f)[(e.get("pid"), e.get("tid"), ts)] = e.get("id")
+        (p.flow_s if ph == "s" else p.flow_f)[(pid, tid, ts)] = _key(e.get("id"))
         return
     if ph != "X":
         return
     dur = _ns(e.get("dur")) or 0
     args, name = _args(e), str(e.get("name", ""))
     if cat in ("user_annotation", *_OPS) and _STEP.match(name):
-        p.steps.append((ts, ts + dur, e.get("pid")))
+        p.steps.append((ts, ts + dur, pid))
     elif cat in _OPS:
         p.ops.append(_Op(name, ts, ts + dur, args))
         p.shapes = p.shapes or bool(args.get("Input Dims"))
         index = len(p.ops) - 1
-        p.by_thread.setdefault((e.get("pid"), e.get("tid")), []).append(index)
-        if "External id" in args:
+        p.by_thread.setdefault((pid, tid), []).append(index)
+        if _key(args.get("External id")) is not None:
             p.by_external.setdefault(args["External id"], index)
     elif cat in _RUNTIME:
         runtime.append((e, ts))
@@ -192,12 +205,12 @@ def _launcher(p: _Parsed, kernel: dict[str, Any]) -> tuple[int | None, int | Non
     """The op a kernel was launched in and the launch's CPU time (None: not found)."""
     args = _args(kernel)
     ts = _ns(kernel.get("ts"))
-    corr = args.get("correlation")
+    corr = _key(args.get("correlation"))
     if corr is None and ts is not None:
-        corr = p.flow_f.get((kernel.get("pid"), kernel.get("tid"), ts))
+        corr = p.flow_f.get((_key(kernel.get("pid")), _key(kernel.get("tid")), ts))
     call = p.runtime.get(corr) if corr is not None else None
     if call is None:
-        op = p.by_external.get(args.get("External id"))
+        op = p.by_external.get(_key(args.get("External id")))
         return op, (p.ops[op].start if op is not None else None)
     pid, tid, at, external = call
     op = p.by_external.get(external) if external is not None else None
@@ -223,7 +236,7 @@ def read_torch_trace(path: Path, device: int | None = None) -> Trace:
             f"{path}: kernels on devices {', '.join(devices)}: a step's busy time is one GPU's;"
             " choose one with --device N"
         )
-    steps = sorted(p.steps)
+    steps = sorted(p.steps, key=lambda step: (step[0], step[1]))
     starts = [s[0] for s in steps]
     calls: dict[tuple[int, Any], _Call] = {}  # (step, op index or kernel) -> call
     intervals: dict[int, list[tuple[int, int]]] = defaultdict(list)

@@ -200,3 +200,38 @@ def test_hostile_fields_are_skipped_not_a_crash(tmp_path: Path, capsys: pytest.C
     assert status == 0  # the one readable kernel, launched outside any op
     launch = _data(Path("case.yaml"))["variants"][0]["launches"][0]["measurement"]
     assert launch["time"] == "2 us"  # dur 2: microseconds
+
+
+def test_attention_norm_and_linear_shapes_give_their_models():
+    """Shapes as torch records them (the layouts of each op's arguments), not from a
+    file: the FLOPs are computed here from the shapes."""
+    from roofgen.importers.torch_ops import operator_of
+
+    bf16 = ["c10::BFloat16"] * 3
+    sdpa = operator_of(
+        "aten::_scaled_dot_product_flash_attention",
+        {"Input Dims": [[2, 8, 128, 64], [2, 2, 256, 64], [2, 2, 256, 64]], "Input type": bf16},
+    )
+    assert sdpa is not None and sdpa.kind == "attention"
+    shape = {"batch": 2, "heads": 8, "seq_q": 128, "seq_kv": 256, "head_dim": 64, "kv_heads": 2}
+    assert sdpa.shape == shape and sdpa.dtypes == {"q": "bf16"}
+    scores = 2 * 8 * 128 * 256
+    assert sdpa.flop == 4 * scores * 64 + 5 * scores  # Q.K^T and P.V, softmax 5 per score
+    flash = operator_of(  # the flash kernel's op: [batch, seq, heads, head_dim]
+        "aten::_flash_attention_forward",
+        {"Input Dims": [[2, 128, 8, 64], [2, 256, 2, 64], [2, 256, 2, 64]], "Input type": bf16},
+    )
+    assert flash is not None and flash.shape == shape
+    norm = operator_of(
+        "aten::native_layer_norm",
+        {"Input Dims": [[4, 16, 768], [], [768], [768], []], "Input type": ["float"]},
+    )
+    assert norm is not None and (norm.kind, norm.shape) == ("layernorm", {"rows": 64, "cols": 768})
+    assert norm.flop == 7 * 64 * 768
+    linear = operator_of(
+        "aten::linear", {"Input Dims": [[4, 16, 768], [3072, 768], [3072]], "Input type": ["float"]}
+    )
+    assert linear is not None and linear.shape == {"m": 64, "n": 3072, "k": 768}
+    assert linear.flop == 2 * 64 * 3072 * 768
+    assert operator_of("aten::mm", {"Input Dims": [[3, 4], [5, 6]]}) is None  # k disagrees
+    assert operator_of("aten::relu", {"Input Dims": [[3, 4]]}) is None

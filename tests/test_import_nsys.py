@@ -172,8 +172,8 @@ def _tiny(
         [(s, e, pid + tid, corr) for s, e, tid, corr in calls],
     )
     db.executemany(
-        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (0, 1, ?, ?, 4)",
-        [(pid + 1, 900 + n) for n in range(graph_calls)],
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, ?, ?, 4)",
+        [(20 + n, 21 + n, pid + 1, 900 + n) for n in range(graph_calls)],
     )
     db.executemany(
         "INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, ?, ?, NULL)",
@@ -347,3 +347,23 @@ def test_a_second_import_into_the_case_gets_an_amdahl_projection(
     assert e2e["kernel_share"] == pytest.approx(share, rel=1e-9)
     assert e2e["terms"][0]["kernel"] == "saxpy"
     assert e2e["projected_speedup"] == pytest.approx(1.0) == e2e["measured_speedup"]
+
+
+def test_graph_kernels_traced_node_by_node_are_taken(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # one cudaGraphLaunch (corr 900, at 20 on thread 1) whose two nodes ran at 100-110, 110-125
+    path = _tiny(
+        tmp_path / "n.sqlite",
+        kernels=[(100, 110, 900, A), (110, 125, 900, B)],
+        calls=[],
+        ranges=[(0, 50, "step", 1)],
+        graph_calls=1,
+    )
+    assert _import(path, "--range", "step") == 0
+    case = _data(Path("case.yaml"))
+    assert {x["kernel"] for x in case["variants"][0]["launches"]} == {"kernel_a", "kernel_b"}
+    assert "GPU busy 25 ns" in case["end_to_end"]["baseline"]["description"]
+    assert "1 CUDA graph launch(es); their kernels are traced node by node" in (
+        capsys.readouterr().err
+    )

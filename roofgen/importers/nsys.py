@@ -164,7 +164,8 @@ def _plain(
 
 def _graph_check(db: sqlite3.Connection, tables: set[str], path: Path) -> list[str]:
     """Refuse a trace whose CUDA graph launches have no kernel rows: without
-    ``--cuda-graph-trace=node`` Nsight Systems records a graph as a whole."""
+    ``--cuda-graph-trace=node`` Nsight Systems records a graph as a whole, and its
+    kernels' times are missing. A graph launch's kernels share its correlationId."""
     if RUNTIME not in tables or "nameId" not in _columns(db, RUNTIME):
         return []
     ids = [
@@ -177,26 +178,32 @@ def _graph_check(db: sqlite3.Connection, tables: set[str], path: Path) -> list[s
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
-    launches = db.execute(
-        f"SELECT count(*) FROM main.{RUNTIME} WHERE nameId IN ({marks})", ids
-    ).fetchone()[0]
+    db.execute("CREATE TEMP TABLE graph (key INTEGER PRIMARY KEY)")
+    db.execute(
+        f"INSERT OR IGNORE INTO temp.graph SELECT (globalTid / {_PID}) * {_KEY} + correlationId "
+        f"FROM main.{RUNTIME} WHERE nameId IN ({marks})",
+        ids,
+    )
+    launches = db.execute("SELECT count(*) FROM temp.graph").fetchone()[0]
     if not launches:
         return []
-    if "graphNodeId" in _columns(db, KERNELS):
-        nodes = db.execute(
-            f"SELECT EXISTS (SELECT 1 FROM main.{KERNELS} WHERE graphNodeId IS NOT NULL)"
-        ).fetchone()[0]
-        if not nodes:
-            raise ImportFailure(
-                f"{path}: {launches} CUDA graph launch(es) (cudaGraphLaunch) but no kernel "
-                "of a graph: Nsight Systems traced each graph as a whole, so its kernels' "
-                "times are missing. Profile again with `nsys profile --cuda-graph-trace=node`"
-            )
-        return [f"{launches} CUDA graph launch(es); their kernels are traced node by node"]
-    return [
-        f"{launches} CUDA graph launch(es), and this export does not say which kernels are "
-        "graph nodes: make sure it was profiled with --cuda-graph-trace=node"
-    ]
+    traced = db.execute(
+        f"SELECT count(DISTINCT key) FROM (SELECT (globalPid / {_PID}) * {_KEY} + correlationId "
+        f"AS key FROM main.{KERNELS}) WHERE key IN (SELECT key FROM temp.graph)"
+    ).fetchone()[0]
+    missing = launches - traced
+    if missing == launches:
+        raise ImportFailure(
+            f"{path}: {launches} CUDA graph launch(es) (cudaGraphLaunch) and no kernel row of "
+            "any: Nsight Systems traced each graph as a whole, so its kernels' times are "
+            "missing. Profile again with `nsys profile --cuda-graph-trace=node`"
+        )
+    if missing:
+        return [
+            f"{missing} of {launches} CUDA graph launches have no kernel rows (profiled "
+            "without --cuda-graph-trace=node, or cut off at the trace's end)"
+        ]
+    return [f"{launches} CUDA graph launch(es); their kernels are traced node by node"]
 
 
 def _device(db: sqlite3.Connection, given: int | None, path: Path) -> int | None:

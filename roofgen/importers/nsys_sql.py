@@ -30,7 +30,6 @@ def database(path: Path | None) -> Iterator[sqlite3.Connection]:
             db.execute("PRAGMA cache_size = -65536")
             db.execute("PRAGMA temp.cache_size = -65536")
             db.execute("PRAGMA temp_store = FILE")
-            db.execute("PRAGMA threads = 0")
             yield db
     except sqlite3.DatabaseError as exc:
         raise ImportFailure(

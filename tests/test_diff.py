@@ -112,6 +112,7 @@ def test_report_fits_a_pull_request_comment(tmp_path, capsys, monkeypatch):
     assert status == 0
     assert len(out) < COMMENT_LIMIT
     assert re.search(r"\d+ more kernels omitted to fit a comment", out)
+    assert "<details><summary>Kernels (1200 changed)</summary>" in out  # folded: over 20 rows
     assert "1200 kernels slower" in out.splitlines()[1]
 
 

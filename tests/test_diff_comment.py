@@ -82,8 +82,8 @@ BASE = Side("git:main", "0123456789abcdef0123456789abcdef01234567")
 HEAD = Side("git:" + "fedcba9876543210fedcba9876543210fedcba98",
             "fedcba9876543210fedcba9876543210fedcba98")  # fmt: skip
 VERDICT = ("**roofgen diff**: 2 kernels faster: `rmsnorm` 1.27x, `attn` 1.10x; "
-           "1 slower: `up-proj` 0.92x; 1 within noise or threshold; 1 added, 0 removed "
-           "(threshold 5%)")  # fmt: skip
+           "1 slower: `up-proj` 0.92x; 1 within noise or threshold; 1 kernel added; "
+           "1 new case (threshold 5%)")  # fmt: skip
 
 
 def test_the_first_line_names_the_faster_and_slower_kernels(tmp_path):
@@ -101,7 +101,7 @@ def test_a_threshold_decides_what_counts(tmp_path):
     text = markdown(_diff(tmp_path), BASE, HEAD, Options(threshold=0.09))
     assert text.splitlines()[1] == (
         "**roofgen diff**: 2 kernels faster: `rmsnorm` 1.27x, `attn` 1.10x; "
-        "2 within noise or threshold; 1 added, 0 removed (threshold 9%)"
+        "2 within noise or threshold; 1 kernel added; 1 new case (threshold 9%)"
     )
     row = next(line for line in text.splitlines() if line.startswith("| `up-proj` "))
     assert "| ▼ ░░ | under threshold |" in row  # light blocks: a move that does not count
@@ -230,14 +230,17 @@ def _git(repo: Path, *args: str) -> str:
 
 
 def _repo(tmp_path: Path) -> Path:
-    """A repository on branch master, no remote: base commit, then the head commit."""
+    """A repository on branch master, no remote: the base commit, then the head commit
+    (the same change as :func:`_diff`'s)."""
     repo = tmp_path / "repo"
     _write(repo / "specs", 0, added=False)
     _git(repo, "init", "-q", "-b", "master")
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "base")
     (repo / "specs" / "mlp.yaml").write_text(_case(1, added=True), encoding="utf-8")
-    _git(repo, "commit", "-qam", "head")
+    shutil.copy(MINIMAL / "case.yaml", repo / "specs" / "pts.yaml")  # a new case at head
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "head")
     return repo
 
 

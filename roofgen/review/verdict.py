@@ -93,7 +93,8 @@ def _named(items: list[KernelChange], shown: int) -> str:
 
 def verdict_line(d: Diff, threshold: float, shown: int = 3) -> str:
     """``2 kernels faster: `rmsnorm` 1.27x, `gate` 1.08x; 1 slower: `up-proj` 0.92x;
-    3 unchanged (threshold 5%)``: the kernels that moved, by name, largest first."""
+    3 within noise or threshold (threshold 5%)``: the kernels that moved, by name,
+    largest first; then kernels and cases added or removed, and roof changes."""
     ks = kernels(d, threshold)
     by = Counter(k.kind for k in ks)
     parts = []
@@ -113,8 +114,14 @@ def verdict_line(d: Diff, threshold: float, shown: int = 3) -> str:
                      f"{_named(unknown, shown)}")  # fmt: skip
     if by["unchanged"]:
         parts.append(f"{by['unchanged']} within noise or threshold")
-    if by["added"] or by["removed"]:
-        parts.append(f"{by['added']} added, {by['removed']} removed")
+    for kind in ("added", "removed"):
+        if by[kind]:
+            parts.append(f"{by[kind]} kernel{'s' if by[kind] > 1 else ''} {kind}")
+    if d.cases_added:
+        parts.append(f"{len(d.cases_added)} new case{'s' if len(d.cases_added) > 1 else ''}")
+    if d.cases_removed:
+        n = len(d.cases_removed)
+        parts.append(f"{n} case{'s' if n > 1 else ''} removed")
     if d.roofs:
         parts.append(f"{len(d.roofs)} roof value(s) changed")
     text = "; ".join(parts)

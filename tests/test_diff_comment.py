@@ -66,12 +66,12 @@ def _write(folder: Path, side: int, added: bool) -> Path:
     return folder
 
 
-def _diff(tmp_path: Path):
+def _diff(tmp_path: Path, reverse: bool = False):
     base = _write(tmp_path / "base", 0, added=False)
     head = _write(tmp_path / "head", 1, added=True)
     shutil.copy(MINIMAL / "case.yaml", head / "pts.yaml")  # a new case at head
     sides = []
-    for folder in (base, head):
+    for folder in (head, base) if reverse else (base, head):
         result = check([folder], display_root=tmp_path)
         assert not result.failed(), [p.format() for p in result.problems]
         sides.append((result.specs, result.analysis))
@@ -116,6 +116,18 @@ def test_an_added_kernel_has_its_time_under_head_and_no_speedup(tmp_path):
     # and the variant that holds it changed (its launches differ), with both times
     assert "| `mlp` | `fused` | " in text
     assert "New cases: `pts`" in text
+    # a variant of a new case: its time under head, no base time, no speedup; efficiency
+    # 1.5 GB / 1.5 TB/s = 1 ms over 1.1 ms = 91%
+    assert "| `pts` | `base` | — | 1.1 ms | — | added | 91% |" in text
+
+
+def test_a_removed_kernel_has_its_time_under_base(tmp_path):
+    text = markdown(_diff(tmp_path, reverse=True), HEAD, BASE)
+    row = next(line for line in text.splitlines() if line.startswith("| `down-proj` "))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:7] == ["`down-proj`", "`mlp` / `fused`", "2.44 ms", "—", "—", "", "removed"]
+    assert "| `pts` | `base` | 1.1 ms | — | — | removed | 91% |" in text
+    assert "1 kernel removed; 1 case removed (threshold 5%)" in text.splitlines()[1]
 
 
 def test_rows_carry_text_bars_and_plain_words(tmp_path):

@@ -121,11 +121,11 @@ def test_pep_610_records():
 class _Installed:
     """The installed roofgen distribution with another direct_url.json."""
 
-    def __init__(self, real: Any, record: dict[str, Any] | None):
+    def __init__(self, real: Any, record: dict[str, Any] | None, requires: list[str]):
         self._real = real
         self._record = record
         self.metadata, self.version, self.requires = (
-            self._real.metadata, self._real.version, self._real.requires,
+            self._real.metadata, self._real.version, [*self._real.requires, *requires],
         )  # fmt: skip
 
     def read_text(self, name: str) -> str | None:
@@ -134,9 +134,10 @@ class _Installed:
         return self._real.read_text(name)
 
 
-def _fake(monkeypatch: pytest.MonkeyPatch, record: dict[str, Any] | None) -> None:
+def _fake(monkeypatch: pytest.MonkeyPatch, record: dict[str, Any] | None,
+          requires: tuple[str, ...] = ()) -> None:  # fmt: skip
     real = metadata.distribution
-    roofgen = _Installed(real("roofgen"), record)
+    roofgen = _Installed(real("roofgen"), record, list(requires))
 
     def distribution(name: str) -> Any:
         return roofgen if name == "roofgen" else real(name)
@@ -183,6 +184,21 @@ def test_the_constraints_pin_what_is_installed_now():
     if "vl-convert-python" in {d.metadata["Name"] for d in metadata.distributions()}:
         assert pins["vl-convert-python"] == metadata.version("vl-convert-python")
     assert list(pins) == sorted(pins, key=lambda n: re.sub(r"[-_.]+", "-", n).lower())
+
+
+def test_a_dependency_not_installed_here_is_said_to_be_unpinned(tmp_path, capsys, monkeypatch):
+    _fake(monkeypatch, {"url": "https://github.com/team/roofgen",
+                        "vcs_info": {"vcs": "git", "commit_id": SHA}},
+          ('absent-dependency-of-roofgen>=1; extra == "site"',
+           'absent-for-another-extra; extra == "other"'))  # fmt: skip
+    assert main(["init", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "created  roofgen-constraints.txt: does not pin absent-dependency-of-roofgen (not "
+        "installed here): install roofgen[site] and run init --force to pin them"
+    ) in err
+    text = (tmp_path / "roofgen-constraints.txt").read_text("utf-8")
+    assert "# Not installed here, so not pinned: absent-dependency-of-roofgen.\n" in text
 
 
 # --------------------------------------------------------------------------- the real install

@@ -86,7 +86,7 @@ def init_cmd(folder: str, machine_id: str, ci: str, install_spec: str | None, pa
     say(f"  {cd}roofgen check                 # the example case checks clean")
     say(f"  roofgen new case my-kernel --machine {machine.id} --kernel my-kernel")
     say("  (fill in the TODO values, then) roofgen check && roofgen explain my-kernel/my-kernel")
-    say('  pip install "roofgen[site]" && roofgen build   # the site, with the Guide pages')
+    say("  roofgen build                 # the site, with the Guide pages (roofgen[site])")
     say("  pre-commit install            # if you use pre-commit: check before each commit")
 
 

@@ -29,6 +29,9 @@ __all__ = [
     "constraints_text",
     "from_installed",
     "from_spec",
+    "pinned_dependencies",
+    "python_version",
+    "unpinned_dependencies",
 ]
 
 DIST = "roofgen"
@@ -197,17 +200,30 @@ def pinned_dependencies(extras: tuple[str, ...] = CI_EXTRAS) -> list[tuple[str, 
     A requirement under an ``extra ==`` marker counts only when that extra is asked
     for; one under any other marker counts when it is installed (a constraint on a
     package nothing installs is harmless)."""
+    return _walk(extras)[0]
+
+
+def unpinned_dependencies(extras: tuple[str, ...] = CI_EXTRAS) -> list[str]:
+    """roofgen's own requirements (with ``extras``) that are not installed here, so the
+    constraints file cannot pin them."""
+    return _walk(extras)[1]
+
+
+def _walk(extras: tuple[str, ...]) -> tuple[list[tuple[str, str]], list[str]]:
     seen: dict[str, str] = {}
+    missing: set[str] = set()
     visited: set[tuple[str, frozenset[str]]] = set()
-    todo: list[tuple[str, frozenset[str]]] = [(DIST, frozenset(extras))]
+    todo: list[tuple[str, frozenset[str], bool]] = [(DIST, frozenset(extras), False)]
     while todo:
-        name, wanted = todo.pop()
+        name, wanted, direct = todo.pop()
         if (_normal(name), wanted) in visited:
             continue
         visited.add((_normal(name), wanted))
         try:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
+            if direct:
+                missing.add(name)
             continue
         key = _normal(dist.metadata["Name"])
         if key != DIST:
@@ -222,8 +238,9 @@ def pinned_dependencies(extras: tuple[str, ...] = CI_EXTRAS) -> list[tuple[str, 
                 continue
             child = match.group(1)
             sub = frozenset(e.strip() for e in (match.group(2) or "").split(",") if e.strip())
-            todo.append((child, sub))
-    return sorted(seen.items(), key=lambda item: _normal(item[0]))
+            todo.append((child, sub, key == DIST))
+    pins = sorted(seen.items(), key=lambda item: _normal(item[0]))
+    return pins, sorted(missing, key=_normal)
 
 
 def constraints_text(extras: tuple[str, ...] = CI_EXTRAS) -> str:
@@ -238,7 +255,10 @@ def constraints_text(extras: tuple[str, ...] = CI_EXTRAS) -> str:
         "# draws the charts). Upgrade on purpose: upgrade in a virtual environment, then",
         "# rewrite this file with `roofgen init --force` there, and review the diff.",
     ]
-    lines += [f"{name}=={version}" for name, version in pinned_dependencies(extras)]
+    pins, missing = _walk(extras)
+    if missing:
+        lines.append(f"# Not installed here, so not pinned: {', '.join(missing)}.")
+    lines += [f"{name}=={version}" for name, version in pins]
     return "\n".join(lines) + "\n"
 
 

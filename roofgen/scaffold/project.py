@@ -107,6 +107,7 @@ def _file(plan: InitPlan, relative: str, text: Callable[[], str]) -> None:
 def _ci(plan: InitPlan) -> None:
     """The CI files of ``plan.ci``, or each skipped with why when the source is unknown."""
     from roofgen.scaffold.ci import DEPENDABOT, ci_files, dependabot_addition
+    from roofgen.scaffold.install import CONSTRAINTS_FILE, unpinned_dependencies
 
     for relative, text in ci_files(plan):
         if plan.source is None:
@@ -121,6 +122,13 @@ def _ci(plan: InitPlan) -> None:
                 plan.actions.append(Action(relative, SKIPPED, addition))
         else:
             _file(plan, relative, text)
+            if relative == CONSTRAINTS_FILE and plan.actions[-1].status != SKIPPED:
+                missing = unpinned_dependencies()
+                if missing:
+                    plan.actions[-1].detail = (
+                        f"does not pin {', '.join(missing)} (not installed here): install "
+                        "roofgen[site] and run init --force to pin them"
+                    )
 
 
 def _settings_file(plan: InitPlan) -> None:

@@ -11,6 +11,7 @@ import pytest
 import workflows
 from workflows import (
     MARKER,
+    WARNING,
     assert_comment,
     fallback,
     git,
@@ -30,8 +31,9 @@ def test_the_github_steps_run_on_a_pull_request(tmp_path):
     ci_formats = has_ci_formats()
     summaries = run_github_review(repo, base, head, roofgen_here(tmp_path / "bin"), ci_formats)
     body = assert_comment(repo, head)
-    if ci_formats:  # the job summaries (written by `check --format github` and `diff`)
-        assert summaries["check"].strip()
+    if ci_formats:  # annotations, and the job summaries (of `check` and of `diff`)
+        assert WARNING.search(summaries["check output"]), summaries["check output"]
+        assert "noisy-add" in summaries["check"]
         assert body.split("\n")[1].strip() in summaries["report"]
 
 

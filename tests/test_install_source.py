@@ -17,7 +17,15 @@ from typing import Any
 
 import pytest
 import workflows
-from workflows import ROOT, assert_comment, git, has_ci_formats, run_github_review, two_commits
+from workflows import (
+    ROOT,
+    WARNING,
+    assert_comment,
+    git,
+    has_ci_formats,
+    run_github_review,
+    two_commits,
+)
 
 from roofgen.cli import main
 from roofgen.scaffold import install
@@ -262,8 +270,9 @@ def test_the_written_install_line_installs_roofgen_and_the_steps_run(tmp_path):
     ci_formats = has_ci_formats()
     summaries = run_github_review(repo, base, head, bin_dir, ci_formats)
     body = assert_comment(repo, head)
-    if ci_formats:
-        assert summaries["check"].strip() and body.split("\n")[1].strip() in summaries["report"]
+    if ci_formats:  # annotations, and the job summaries (of `check` and of `diff`)
+        assert WARNING.search(summaries["check output"]), summaries["check output"]
+        assert body.split("\n")[1].strip() in summaries["report"]
     build = next(s for s in workflows.github_steps(repo) if "roofgen build" in s.script)
     result = workflows.run_github_step(build, repo, {}, {**env, "CI": "true"})
     assert result.returncode == 0, result.stderr[-3000:]

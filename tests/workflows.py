@@ -17,6 +17,8 @@ from roofgen.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = "<!-- roofgen-diff -->"
+#: The workflow command (annotation) of the noisy case's warning.
+WARNING = re.compile(r"^::warning [^\n]*file=specs/cases/noisy-add\.yaml[,:]", re.M)
 
 GITHUB_FILES = (
     ".github/workflows/roofgen.yml",
@@ -117,15 +119,22 @@ def faster(text: str) -> str:
 
 def two_commits(repo: Path, init_args: list[str]) -> tuple[str, str]:
     """A repository set up by `roofgen init`, then a commit that makes the example
-    faster; returns (base, head) commits."""
+    faster and adds a case with a warning; returns (base, head) commits."""
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
     assert main(["init", str(repo), "-q", *init_args]) == 0
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "roofgen init")
     case = repo / "specs/cases/example-vector-add.yaml"
-    case.write_text(faster(case.read_text("utf-8")), encoding="utf-8")
-    git(repo, "commit", "-qam", "a faster vector add")
+    text = case.read_text("utf-8")
+    case.write_text(faster(text), encoding="utf-8")
+    # A new case whose timing spread (q1 to q3: about half the median) earns a warning,
+    # which the check reports without failing.
+    noisy = re.sub(r"\bq3: ([0-9.]+) (ms|us)", lambda m: f"q3: {float(m[1]) * 1.5:.4g} {m[2]}",
+                   text.replace("id: example-vector-add", "id: noisy-add", 1))  # fmt: skip
+    (repo / "specs/cases/noisy-add.yaml").write_text(noisy, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a faster vector add, and a noisy one")
     return git(repo, "rev-parse", "HEAD~1"), git(repo, "rev-parse", "HEAD")
 
 
@@ -181,6 +190,7 @@ def run_github_review(repo: Path, base: str, head: str, bin_dir: Path,
         result = run_github_step(step, repo, context, env)
         assert result.returncode == 0, (step.name, step.script, result.stdout, result.stderr)
         summaries[step.job] = summary.read_text("utf-8")
+        summaries[f"{step.job} output"] = result.stdout + result.stderr
         ran.append((step.job, step.script.split()[0:2]))
     assert [job for job, _ in ran] == ["check", "report"]
     return summaries
@@ -191,6 +201,6 @@ def assert_comment(repo: Path, head: str) -> str:
     assert (folder / "pr-number").read_text("utf-8") == "7\n"
     body = (folder / "comment.md").read_text("utf-8")
     assert body.startswith(MARKER)
-    assert "example-vector-add" in body and head[:7] in body
+    assert "example-vector-add" in body and "noisy-add" in body and head[:7] in body
     assert (folder / "comment-charts" / "example-vector-add.svg").is_file()
     return body

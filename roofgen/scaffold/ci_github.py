@@ -69,8 +69,8 @@ HEADER = """\
 # Written by `roofgen init --ci github`. roofgen is installed from
 # {url}
 # ({origin}), never by its bare name: roofgen is not on the public package index.
-# Its dependencies are pinned by {constraints}. Actions are pinned to commits, the tag in
-# the comment beside each; .github/dependabot.yml keeps them current.
+# Its dependencies are pinned by {constraints}. Actions are pinned to
+# commits, the tag in the comment beside each; .github/dependabot.yml keeps them current.
 """
 
 

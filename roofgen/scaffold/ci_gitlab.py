@@ -75,8 +75,8 @@ def gitlab_ci(ci: GitlabCi) -> str:
 # Written by `roofgen init --ci gitlab`. roofgen is installed from
 # {ci.source.url}
 # ({ci.source.origin}), never by its bare name: roofgen is not on the public package
-# index. Its dependencies are pinned by {CONSTRAINTS_FILE}. No job restores a cache:
-# a cache another branch wrote must not decide what the check or the site shows.
+# index. Its dependencies are pinned by {CONSTRAINTS_FILE}. No job restores a
+# cache: a cache another branch wrote must not decide what the check or the site shows.
 {private}stages: [check, review, publish]
 
 roofgen-check:

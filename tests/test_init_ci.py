@@ -145,7 +145,11 @@ def test_the_trusted_half_runs_no_pull_request_code(tmp_path, capsys):
     assert "${{" not in post["with"]["script"]  # values come in through env
     assert not any("run" in s or "checkout" in s.get("uses", "") for s in job["steps"])
     assert "pull_request_target" not in text
-    # The one zizmor exception, with its reason.
+    # The one zizmor exception in all the files, with its reason.
+    every = "".join(
+        (root / f).read_text("utf-8") for f in (*GITHUB_FILES, ".github/dependabot.yml")
+    )
+    assert every.count("zizmor:") == 1
     ignores = re.findall(r"zizmor: ignore\[([^\]]+)\] (.+)", text)
     assert ignores == [("dangerous-triggers", ignores[0][1])] and len(ignores[0][1]) > 20
     assert "only from the default branch" in text
@@ -221,6 +225,16 @@ def test_a_private_source_is_flagged(tmp_path, capsys):
     text = (tmp_path / ".github/workflows/roofgen-pr.yml").read_text("utf-8")
     assert "The address looks private" in text
     assert "ssh://git@git.corp.example/tools/roofgen@" in text  # ssh's user kept: no secret
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--gitlab-notes"], "--gitlab-notes needs --ci gitlab"),
+    (["--ci", "none", "--pages"], "--pages needs --ci github or gitlab"),
+])  # fmt: skip
+def test_options_that_need_another_ci_are_usage_errors(args, message, tmp_path, capsys):
+    assert main(["init", str(tmp_path / "p"), "--install", INSTALL, *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
 
 
 # --------------------------------------------------------------------------- GitLab

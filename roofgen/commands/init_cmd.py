@@ -9,6 +9,7 @@ import click
 
 from roofgen.commands.common import (
     EXIT_INVALID,
+    EXIT_USAGE,
     Failure,
     common,
     say,
@@ -48,6 +49,10 @@ def init_cmd(folder: str, machine_id: str, ci: str, install_spec: str | None, pa
     from roofgen.machines.lookup import find_machine
     from roofgen.scaffold.project import SKIPPED, InitPlan, init_project
 
+    if (gitlab_notes and ci != "gitlab") or (pages and ci == "none"):
+        say(f"{'--gitlab-notes' if gitlab_notes else '--pages'} needs "
+            f"{'--ci gitlab' if gitlab_notes else '--ci github or gitlab'}")  # fmt: skip
+        raise Failure(EXIT_USAGE)
     root = Path(folder)
     if root.exists() and not root.is_dir():
         say(f"{folder}: not a folder")

@@ -6,6 +6,11 @@ it (so Dependabot, which ``.github/dependabot.yml`` asks to keep them current, a
 reader both see the version). To check one: ``git ls-remote
 https://github.com/actions/checkout refs/tags/v7.0.1`` prints the same commit (for an
 annotated tag, the line ending in ``^{}``).
+
+Where they came from: the tags of the actions' public repositories
+(github.com/actions/<name>), each the newest release tag there, peeled to its commit
+(``git rev-parse <tag>^{commit}``). One cross-check: actions/upload-pages-artifact
+v5.0.0 pins actions/upload-artifact to the same commit as ours for v7.0.0.
 """
 
 from __future__ import annotations

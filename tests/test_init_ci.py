@@ -163,7 +163,10 @@ def test_the_site_is_an_artifact_and_pages_only_on_request(tmp_path, capsys):
         "--pages` publishes it to GitHub Pages", ""
     )
     steps = main_wf["jobs"]["site"]["steps"]
-    assert "roofgen build --strict --no-cache" in [s.get("run") for s in steps]
+    # As strict as the check: a warning that passes the check does not fail the site.
+    assert "roofgen build --no-cache" in [s.get("run") for s in steps]
+    check = main_wf["jobs"]["check"]["steps"]
+    assert "roofgen check --format github" in [s.get("run") for s in check]
     assert steps[-1]["with"] == {"name": "roofgen-site", "path": "site/",
                                  "if-no-files-found": "error"}  # fmt: skip
     pages = written(tmp_path / "pages", capsys, "github-pages")

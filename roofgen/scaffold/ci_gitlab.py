@@ -119,8 +119,9 @@ roofgen-site:
     - if: $CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH
   script:
 {_install(ci, CI_EXTRAS)}\
-    # A cold build: --no-cache reads and writes no cache.
-    - roofgen build --strict --no-cache
+    # A cold build: --no-cache reads and writes no cache. As strict as the check (add
+    # --strict to both to fail on warnings): what the check lets through, builds.
+    - roofgen build --no-cache
   artifacts:
     paths: [{ci.output}/]
 """  # noqa: E501

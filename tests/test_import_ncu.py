@@ -22,8 +22,8 @@ import pytest
 
 from roofgen.cli import main
 from roofgen.importers.ncu_case import KernelMap, derived_id, kernel_id
-from roofgen.importers.ncu_derived import number
 from roofgen.importers.ncu_csv import Launch, Metric, Unit, parse_unit, read_file, read_profiles
+from roofgen.importers.ncu_derived import number
 from roofgen.importers.ncu_metrics import MachineView, derive
 from roofgen.spec.library import document
 from roofgen.spec.quantity import parse_quantity

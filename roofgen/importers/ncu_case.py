@@ -19,13 +19,13 @@ from roofgen.importers.kernel_names import KernelIds, KernelMap, derived_id, ker
 from roofgen.importers.ncu_csv import Launch, Profile
 from roofgen.importers.ncu_derived import quantity
 from roofgen.importers.ncu_metrics import (
-    FLOP_WEIGHTS_VERSION,
     Derived,
     Figure,
     MachineView,
     collect_command,
     derive,
 )
+from roofgen.importers.ncu_notes import notes, pairing_warnings, replay_clocks, unknown_clock
 from roofgen.importers.timing import Timing
 from roofgen.spec.roundtrip import eol
 
@@ -207,6 +207,7 @@ def build_variant(
     kernels: list[Any] = []
     listed = set(known_kernels)  # kernel ids already in the case or added here
     sm_clock = None
+    options.timing, warnings = _shapeless(groups, options)
     for group in groups:
         derived = combine([derive(launch, machine) for launch in group.launches])
         timing = _timing_for(group, options)
@@ -225,14 +226,11 @@ def build_variant(
                 continue
             warnings.append(f"{label}: imported without {', '.join(sorted(derived.missing))}")
         launches.append(_launch(group, derived, timing, machine, options))
-        warnings += [f"{label}: {w}" for w in _pairing_warnings(derived, timing, options)]
+        warnings += [f"{label}: {w}" for w in pairing_warnings(derived, timing, options)]
         if (timing is None or timing.kind == "ncu-replay") and not replay_clocks(
             derived, timing, machine, options
         ):
-            warnings.append(
-                f"{label}: SM clock unknown (no clock metric, and no base clock to assume): "
-                "collect sm__cycles_elapsed.avg.per_second, or give the machine clocks.base_sm"
-            )
+            warnings.append(f"{label}: {unknown_clock(options.clock_control)}")
         if group.kernel not in listed:
             listed.add(group.kernel)
             kernels.append(_kernel(group))
@@ -283,18 +281,38 @@ def _fail_on_missing(missing: dict[tuple[str, ...], Missing], options: Options) 
 def _timing_for(group: Group, options: Options) -> Timing | None:
     """The timing of the group's kernel: by name (and, where the timing file gives the
     shape, by grid and block too: one kernel runs at several shapes)."""
+    return next((t for t in options.timing if _matches(t, group, options)), None)
+
+
+def _matches(timing: Timing, group: Group, options: Options) -> bool:
     first = group.launches[0]
+    if timing.grid is not None and timing.grid != first.grid:
+        return False
+    if timing.block is not None and timing.block != first.block:
+        return False
+    if timing.name in (group.kernel, group.name):
+        return True
+    mapped = kernel_id(timing.name, options.kernel_map) or derived_id(timing.name)
+    return mapped == group.kernel
+
+
+def _shapeless(groups: list[Group], options: Options) -> tuple[list[Timing], list[str]]:
+    """The timings to use: one without a shape (grid, block) that fits a kernel the
+    profile ran at several shapes cannot say which shape it timed, so it is not used."""
+    kept, warnings = [], []
     for timing in options.timing:
-        if timing.grid is not None and timing.grid != first.grid:
+        fits = [g for g in groups if _matches(timing, g, options)]
+        shapes = {(g.launches[0].grid, g.launches[0].block) for g in fits}
+        if timing.grid is None and timing.block is None and len(shapes) > 1:
+            warnings.append(
+                f"the timing of {_short(timing.name)!r} ({timing.origin}) gives no grid or "
+                f"block, and the profile ran that kernel at {len(shapes)} shapes: not used "
+                "(give per-launch times with their shapes: nsys's cuda_gpu_trace report, or "
+                "an Nsight Compute export of the times)"
+            )
             continue
-        if timing.block is not None and timing.block != first.block:
-            continue
-        if timing.name in (group.kernel, group.name):
-            return timing
-        mapped = kernel_id(timing.name, options.kernel_map) or derived_id(timing.name)
-        if mapped == group.kernel:
-            return timing
-    return None
+        kept.append(timing)
+    return kept, warnings
 
 
 def _kernel(group: Group) -> Any:
@@ -360,7 +378,7 @@ def _launch(
                 _put(m["flops"][unit], precision, figure)
     _counts(m, derived)
     _shape(m, group, derived)
-    m["notes"] = _notes(group, derived, timing, machine, options)
+    m["notes"] = notes(group, derived, timing, machine, options)
     launch["measurement"] = m
     return launch
 
@@ -397,79 +415,3 @@ def _shape(m: Any, group: Group, derived: Derived) -> None:
     if derived.occupancy is not None:
         m["occupancy"] = float(round(derived.occupancy.value, 4))
         eol(m, "occupancy", derived.occupancy.origin)
-
-
-def replay_clocks(
-    derived: Derived, timing: Timing | None, machine: MachineView, options: Options
-) -> dict[str, Figure]:
-    """The clocks of a launch timed by Nsight Compute's replay: the profile's clock
-    metrics, else the timing file's, else the machine's base clock when the replay
-    locked it (--clock-control base); none for a time measured outside the replay."""
-    if timing is not None and timing.kind != "ncu-replay":
-        return {}
-    if derived.clocks:
-        return dict(derived.clocks)
-    if timing is not None and timing.sm_clock is not None:
-        return {"sm": Figure(timing.sm_clock, "Hz", timing.clock_origin)}
-    base = machine.base_sm_hz()
-    if options.clock_control == "base" and base is not None:
-        return {"sm": Figure(base, "Hz", f"machine {machine.id}'s clocks.base_sm: {_LOCKED}")}
-    return {}
-
-
-_LOCKED = "no clock metric; --clock-control base locks the SM clock to it"
-
-
-def _pairing_warnings(derived: Derived, timing: Timing | None, options: Options) -> list[str]:
-    if timing is None or timing.kind == "ncu-replay" or options.cache_control != "all":
-        return []
-    if not derived.bytes:
-        return []
-    return [
-        f"the bytes were counted by Nsight Compute with caches flushed before each replay "
-        f"(--cache-control all), the time comes from {timing.kind} runs, whose caches stay "
-        "warm between launches: device-memory bytes may exceed what the timed launches "
-        "moved (profile with --cache-control none, or time with a flushed L2)"
-    ]
-
-
-def _notes(
-    group: Group, derived: Derived, timing: Timing | None, machine: MachineView, options: Options
-) -> str:
-    sources = ", ".join(sorted({launch.source for launch in group.launches}))
-    clocks = replay_clocks(derived, timing, machine, options)
-    clock = clocks.get("sm")
-    at = f", SM clock {quantity(clock)}" if clock is not None else ""
-    text = (
-        f"Imported by roofgen import ncu from {sources} (FLOP weight table "
-        f"v{FLOP_WEIGHTS_VERSION}): Nsight Compute replay with --clock-control "
-        f"{options.clock_control}{at}, --cache-control {options.cache_control}."
-    )
-    if clock is not None and not derived.clocks and (timing is None or timing.sm_clock is None):
-        text += (
-            f" The profile has no clock metric: the SM clock is machine {machine.id}'s base "
-            "clock, to which --clock-control base locks it."
-        )
-    elif clock is None and (timing is None or timing.kind == "ncu-replay"):
-        text += " The SM clock is unknown: the profile has no clock metric " + (
-            f"and machine {machine.id} states no base clock (clocks.base_sm)."
-            if options.clock_control == "base"
-            else "and the clocks were not locked."
-        )
-    if timing is not None and timing.kind != "ncu-replay":
-        text += (
-            f" The time is from {timing.origin}, not from the replay; that run's clocks are "
-            "not recorded, so the roofs are not scaled for them."
-        )
-        if options.cache_control == "all" and derived.bytes:
-            text += (
-                " Its caches were warm, while the bytes were counted with caches flushed "
-                "(--cache-control all)."
-            )
-    elif timing is not None:
-        text += f" The time is from {timing.origin}."
-    if derived.time_statistic == "mean" and timing is None:
-        text += " The time is the mean over the profiled invocations (Nsight Compute's summary)."
-    for note in derived.notes:
-        text += f" {note}"
-    return text

@@ -26,6 +26,7 @@ from decimal import Decimal
 
 from roofgen.importers.ncu_csv import Launch, Metric
 from roofgen.importers.ncu_derived import Derived, Figure, MachineView
+from roofgen.importers.ncu_table import SECTION_LABELS
 from roofgen.importers.ncu_traffic import derive_traffic
 
 __all__ = ["Derived", "Figure", "MachineView", "collect_command", "derive", "time_and_clock"]
@@ -103,11 +104,24 @@ def unit_kinds(name: str) -> tuple[str, ...] | None:
     return None
 
 
+def _with_section_values(metrics: dict[str, Metric]) -> dict[str, Metric]:
+    """The metrics, plus the raw metric behind each section value Nsight Compute's
+    default sections print by label ("Duration" is gpu__time_duration.sum), where the
+    raw metric itself was not collected."""
+    out = dict(metrics)
+    for label, name in SECTION_LABELS.items():
+        metric = metrics.get(label)
+        if metric is not None and name not in metrics:
+            text = f'{metric.text}, the section value "{label}"'
+            out[name] = dataclasses.replace(metric, text=text)
+    return out
+
+
 def _checked_units(launch: Launch, out: Derived) -> Launch:
     """``launch`` without the metrics whose unit cannot be what they count (each named
     in a warning: the figure stays unknown)."""
     kept: dict[str, Metric] = {}
-    for name, metric in launch.metrics.items():
+    for name, metric in _with_section_values(launch.metrics).items():
         kinds = unit_kinds(name)
         if kinds is None or metric.unit.kind in kinds:
             kept[name] = metric
@@ -179,11 +193,23 @@ def _rate_metric(metrics: dict[str, Metric], prefix: str) -> str | None:
     return None
 
 
+# A clock that moved by more than this across a summary's invocations was not locked.
+CLOCK_SPREAD = Decimal("0.05")
+
+
 def _clocks(metrics: dict[str, Metric], out: Derived) -> None:
     for prefix in ("sm", "smsp", "gpc"):
         name = _rate_metric(metrics, prefix)
         if name is not None:
-            out.clocks["sm"] = Figure(metrics[name].value, "Hz", _shown(name, metrics[name]))
+            metric = metrics[name]
+            out.clocks["sm"] = Figure(metric.value, "Hz", _shown(name, metric))
+            low, high = metric.minimum, metric.maximum
+            if low is not None and high is not None and high > low * (1 + CLOCK_SPREAD):
+                out.warnings.append(
+                    f"the SM clock moved from {low / 10**6:,.2f} MHz to {high / 10**6:,.2f} MHz "
+                    f"over the invocations ({name}): the clocks were not locked, and the "
+                    "clock written is their mean, not each invocation's"
+                )
             break
     name = _rate_metric(metrics, "dram")
     if name is not None:

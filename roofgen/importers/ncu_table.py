@@ -45,10 +45,43 @@ METRICS: tuple[MetricRow, ...] = (
     MetricRow("gpu__time_active.avg", "time", "nsecond", ALL, "GPU active time (summary: mean)"),
     MetricRow("smsp__cycles_elapsed.avg", "time", "cycle", ALL, "time = cycles / clock"),
     MetricRow("sm__cycles_elapsed.avg", "time", "cycle", ALL, "time = cycles / clock"),
+    MetricRow("smsp__cycles_elapsed.max", "time", "cycle", ALL, "time = cycles / clock"),
+    MetricRow("sm__cycles_elapsed.max", "time", "cycle", ALL, "time = cycles / clock"),
+    MetricRow("gpc__cycles_elapsed.avg", "time", "cycle", ALL, "time = cycles / clock"),
+    MetricRow("gpc__cycles_elapsed.max", "time", "cycle", ALL, "time = cycles / clock"),
+    MetricRow("gpc__cycles_elapsed.avg.per_second", "clocks.sm", "cycle/second", ALL, "GPC clock"),
     MetricRow("smsp__cycles_elapsed.avg.per_second", "clocks.sm", "cycle/second", ALL, "SM clock"),
     MetricRow("sm__cycles_elapsed.avg.per_second", "clocks.sm", "cycle/second", ALL, "SM clock"),
     MetricRow(
         "dram__cycles_elapsed.avg.per_second", "clocks.memory", "cycle/second", ALL, "memory clock"
+    ),  # fmt: skip
+    MetricRow(
+        '"Duration" (GPU Speed Of Light Throughput)',
+        "time",
+        "nsecond, us, ms",
+        ALL,
+        "the default sections' gpu__time_duration.sum",
+    ),  # fmt: skip
+    MetricRow(
+        '"SM Frequency" (GPU Speed Of Light Throughput)',
+        "clocks.sm",
+        "cycle/second, Mhz, Ghz",
+        ALL,
+        "the default sections' smsp__cycles_elapsed.avg.per_second",
+    ),  # fmt: skip
+    MetricRow(
+        '"DRAM Frequency" (GPU Speed Of Light Throughput)',
+        "clocks.memory",
+        "Ghz",
+        ALL,
+        "the default sections' dram__cycles_elapsed.avg.per_second",
+    ),  # fmt: skip
+    MetricRow(
+        '"Achieved Occupancy" (Occupancy)',
+        "occupancy",
+        "%",
+        ALL,
+        "the default sections' sm__warps_active.avg.pct_of_peak_sustained_active",
     ),  # fmt: skip
     # FLOPs
     _sass("dadd", "FP64: 1 FLOP each"),
@@ -89,6 +122,9 @@ METRICS: tuple[MetricRow, ...] = (
     MetricRow("dram__bytes_read.sum", "bytes.<device>.read", "byte", ALL, "device memory"),
     MetricRow("dram__bytes_write.sum", "bytes.<device>.write", "byte", ALL, "device memory"),
     MetricRow("dram__bytes.sum", "bytes.<device>", "byte", ALL, "device memory, in all"),
+    MetricRow("dram__bytes_op_read.sum", "bytes.<device>.read", "byte", ALL, "device memory"),
+    MetricRow("dram__bytes_op_write.sum", "bytes.<device>.write", "byte", ALL, "device memory"),
+    MetricRow("dram__sectors.sum", "bytes.<device>", "sector", ALL, "32 B each, in all"),
     MetricRow("dram__sectors_read.sum", "bytes.<device>.read", "sector", ALL, "32 B each"),
     MetricRow("dram__sectors_write.sum", "bytes.<device>.write", "sector", ALL, "32 B each"),
     MetricRow("lts__t_bytes.sum", "bytes.<llc>", "byte", ALL, "L2 traffic, in all"),
@@ -201,6 +237,16 @@ METRICS: tuple[MetricRow, ...] = (
         "achieved occupancy",
     ),  # fmt: skip
 )
+
+
+# Section values Nsight Compute's default sections print by label (in a per-kernel summary
+# or a --page details CSV), and the raw metric each label shows.
+SECTION_LABELS: dict[str, str] = {
+    "Duration": "gpu__time_duration.sum",
+    "SM Frequency": "smsp__cycles_elapsed.avg.per_second",
+    "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
+    "Achieved Occupancy": "sm__warps_active.avg.pct_of_peak_sustained_active",
+}
 
 
 def names(field: str) -> tuple[str, ...]:

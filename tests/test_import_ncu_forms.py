@@ -7,10 +7,10 @@ tests/data/ncu (byte for byte; origins in tests/data/README.md):
 - 08_spmm_cc89_sections.csv: the same SpMM shapes profiled again on that RTX 4090 with
   sections and raw metrics ("Duration", "SM Frequency", dram__bytes.sum); the kernel
   names are demangled differently (another Nsight Compute release).
-- 07_thor_summary.csv: Jetson AGX Thor (CC 11.0), Nsight Compute 2025.3.1
+- 07_thor_summary.out: Jetson AGX Thor (CC 11.0), Nsight Compute 2025.3.1
   `--print-summary per-kernel` of the default sections: one kernel at two shapes,
   14 invocations each, Minimum/Maximum/Average per section value.
-- 07_thor_nsys_kern_sum.csv: nsys 2025.3.2 cuda_gpu_kern_sum of that kernel (no shape).
+- 07_thor_nsys_kern_sum.out: nsys 2025.3.2 cuda_gpu_kern_sum of that kernel (no shape).
 
 Every expected figure is computed here from the numbers in those files.
 """
@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "ncu"
 SPMM = DATA / "06_spmm_cc89.csv"
 SPMM_TIMES = DATA / "08_spmm_cc89_sections.csv"
-THOR = DATA / "07_thor_summary.csv"
-THOR_NSYS = DATA / "07_thor_nsys_kern_sum.csv"
+THOR = DATA / "07_thor_summary.out"
+THOR_NSYS = DATA / "07_thor_nsys_kern_sum.out"
 SGEMM = DATA / "01_sgemm.csv"
 SAXPY = DATA / "05_saxpy.csv"
 
@@ -45,7 +45,7 @@ roofgen: 1
 kind: machine
 id: jetson-thor
 name: NVIDIA Jetson AGX Thor (test machine)
-clocks: {sm: 1330.98 MHz}   # the highest "SM Frequency" in 07_thor_summary.csv
+clocks: {sm: 1330.98 MHz}   # the highest "SM Frequency" in 07_thor_summary.out
 compute:
   - {id: fp32, kind: fp32, peaks: {fp32: 6.814 TFLOP/s}}  # 20 SMs x 128 FP32 lanes x 2 x 1330.98 MHz
 memory:
@@ -146,6 +146,8 @@ def test_a_summary_average_is_written_as_a_mean_with_its_spread(tmp_path, capsys
     # 314.19 MHz to 1,330.98 MHz: not locked, said so.
     assert "the SM clock moved from 314.19 MHz to 1,330.98 MHz" in err
     assert "the SM clock moved from 1,080.00 MHz to 1,330.00 MHz" in err
+    method = _yaml(tmp_path / "t.yaml")["method"]["clock_control"]
+    assert "the SM clock moved across the profiled invocations: not locked" in method
     assert main(["check", "t.yaml", "specs"]) == 0
 
 
@@ -434,3 +436,35 @@ def test_every_metric_read_is_a_row_of_the_table_and_of_the_guide():
     for row in METRICS:
         assert f"| `{row.metric}` | `{row.field}` |" in page
     assert re.search(r"lts__t_sectors_op_red\.sum` \| `bytes\.<llc>`", page)
+
+
+# The layout of `nsys stats --report cuda_gpu_trace --format csv` (written here, not tool
+# output): one row per launch with its grid and block; a memory copy has no grid.
+TRACE = """\
+Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name
+1000,4000,10,,,,,,,,,,4.194,1048.5,Pageable,Device,Thor (0),1,,7,[CUDA memcpy Host-to-Device]
+9000,90000,11,4096,1,1,256,1,1,16,0.000,0.000,,,,,Thor (0),1,,7,"vernier::bench::demo::<unnamed>::saxpyKernel(float, const float *, float *, unsigned long)"
+99000,92000,12,4096,1,1,256,1,1,16,0.000,0.000,,,,,Thor (0),1,,7,"vernier::bench::demo::<unnamed>::saxpyKernel(float, const float *, float *, unsigned long)"
+191000,91000,13,4096,1,1,256,1,1,16,0.000,0.000,,,,,Thor (0),1,,7,"vernier::bench::demo::<unnamed>::saxpyKernel(float, const float *, float *, unsigned long)"
+282000,3700000,14,1048576,1,1,1,1,1,16,0.000,0.000,,,,,Thor (0),1,,7,"vernier::bench::demo::<unnamed>::saxpyKernel(float, const float *, float *, unsigned long)"
+3982000,3800000,15,1048576,1,1,1,1,1,16,0.000,0.000,,,,,Thor (0),1,,7,"vernier::bench::demo::<unnamed>::saxpyKernel(float, const float *, float *, unsigned long)"
+"""
+
+
+def test_nsys_per_launch_times_join_each_shape(tmp_path, capsys):
+    """cuda_gpu_trace gives each launch's grid and block: grid 4096 gets 90, 92, 91 us
+    (median 91 us; inclusive quartiles 90.5 and 91.5 us), grid 1,048,576 gets 3.7 and
+    3.8 ms (median 3.75 ms; quartiles 3.725 and 3.775 ms)."""
+    _machine(tmp_path, "thor", THOR_MACHINE)
+    (tmp_path / "trace.csv").write_text(TRACE)
+    args = ["import", "ncu", str(THOR), "--machine", "jetson-thor", "-o", "g.yaml",
+            "--partial", "--timing", "trace.csv"]  # fmt: skip
+    assert main(args) == 0, capsys.readouterr().err
+    small, large = (launch["measurement"] for launch in _launches(tmp_path / "g.yaml"))
+    assert small["timing"] == large["timing"] == "nsys"
+    assert small["time"] == {"median": "91 us", "q1": "90.5 us", "q3": "91.5 us",
+                             "min": "90 us", "max": "92 us", "repeats": 3}  # fmt: skip
+    assert large["time"] == {"median": "3.75 ms", "q1": "3.725 ms", "q3": "3.775 ms",
+                             "min": "3.7 ms", "max": "3.8 ms", "repeats": 2}  # fmt: skip
+    assert "clocks" not in small and "clocks" not in large
+    assert main(["check", "g.yaml", "specs"]) == 0

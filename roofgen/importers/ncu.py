@@ -77,7 +77,7 @@ def new_case(
     root = _cm(("roofgen", 1), ("kind", "case"), ("id", case_id))
     root["title"] = title or f"Nsight Compute profile: {', '.join(p.name for p in paths)}"
     root["machines"] = CommentedSeq([_ref(machine)])
-    clocks, caches = method_text(options, built.sm_clock)
+    clocks, caches = method_text(options, built.sm_clock, built.clock_moved)
     root["method"] = _cm(
         (
             "description",

@@ -90,6 +90,7 @@ def combine(derived: list[Derived]) -> Derived:
     for name in first.accesses:
         _put_mean(out.accesses, name, [d.accesses.get(name) for d in derived])
     out.notes = list(dict.fromkeys(n for d in derived for n in d.notes))
+    out.clock_moved = any(d.clock_moved for d in derived)
     if first.instructions is not None:
         out.instructions = _mean([d.instructions for d in derived if d.instructions])
     if first.occupancy is not None:
@@ -155,6 +156,7 @@ class Built:
     warnings: list[str]
     groups: list[Group]
     sm_clock: Figure | None = None  # the first launch's SM clock during the replay
+    clock_moved: bool = False  # some launch's SM clock varied across its invocations
 
 
 def _cm(*pairs: tuple[str, Any]) -> Any:
@@ -174,9 +176,14 @@ def _put(mapping: Any, key: str, figure: Figure) -> None:
     eol(mapping, key, figure.origin)
 
 
-def method_text(options: Options, clock: Figure | None) -> tuple[str, str]:
+def method_text(options: Options, clock: Figure | None, moved: bool = False) -> tuple[str, str]:
     said = "" if options.clock_control_given else " (assumed: the profile does not say)"
-    if options.clock_control == "base":
+    if moved:
+        clocks = (
+            f"--clock-control {options.clock_control}{said}, but the SM clock moved across "
+            "the profiled invocations: not locked"
+        )
+    elif options.clock_control == "base":
         clocks = f"Nsight Compute's --clock-control base, its default{said}: SM clock locked"
     else:
         clocks = "--clock-control none: clocks not locked by Nsight Compute"
@@ -206,10 +213,11 @@ def build_variant(
     launches = CommentedSeq()
     kernels: list[Any] = []
     listed = set(known_kernels)  # kernel ids already in the case or added here
-    sm_clock = None
+    sm_clock, moved = None, False
     options.timing, warnings = _shapeless(groups, options)
     for group in groups:
         derived = combine([derive(launch, machine) for launch in group.launches])
+        moved = moved or derived.clock_moved
         timing = _timing_for(group, options)
         if timing is not None and timing.kind == "ncu-replay" and timing.sm_clock is not None:
             sm_clock = sm_clock or Figure(timing.sm_clock, "Hz", timing.clock_origin)
@@ -242,7 +250,7 @@ def build_variant(
         variant["machine"] = machine_ref
     variant["description"] = f"Imported from {', '.join(options.files)} by roofgen import ncu."
     variant["launches"] = launches
-    return Built(variant, kernels, warnings, groups, sm_clock)
+    return Built(variant, kernels, warnings, groups, sm_clock, moved)
 
 
 def _short(name: str) -> str:

@@ -33,6 +33,7 @@ class Derived:
     instructions: Figure | None = None
     occupancy: Figure | None = None
     notes: list[str] = field(default_factory=list)  # for the measurement's notes
+    clock_moved: bool = False  # the SM clock varied across a summary's invocations
     missing: dict[str, list[str]] = field(default_factory=dict)  # need -> metrics to collect
     warnings: list[str] = field(default_factory=list)
 

@@ -205,6 +205,7 @@ def _clocks(metrics: dict[str, Metric], out: Derived) -> None:
             out.clocks["sm"] = Figure(metric.value, "Hz", _shown(name, metric))
             low, high = metric.minimum, metric.maximum
             if low is not None and high is not None and high > low * (1 + CLOCK_SPREAD):
+                out.clock_moved = True
                 out.warnings.append(
                     f"the SM clock moved from {low / 10**6:,.2f} MHz to {high / 10**6:,.2f} MHz "
                     f"over the invocations ({name}): the clocks were not locked, and the "

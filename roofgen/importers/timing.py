@@ -6,7 +6,9 @@ Three inputs are read:
   each kernel shape (name, grid, block) from ``gpu__time_duration`` (or
   ``gpu__time_active``), with the SM clock where the file has it, so a per-kernel
   summary of counters can be joined with a separate export of its times;
-- nsys: ``nsys stats --report cuda_gpu_kern_sum --format csv`` (columns "Instances",
+- nsys: ``nsys stats --report cuda_gpu_trace --format csv`` (one row per launch, with
+  its grid and block: "Duration (ns)", "GrdX", ..., "BlkZ", "Name"), or
+  ``nsys stats --report cuda_gpu_kern_sum --format csv`` (columns "Instances",
   "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", ..., "Name"; older releases
   spell them "Average", "Median", "Minimum", "Maximum");
 - a simple CSV of CUDA-event times with a ``kernel`` column and either one row
@@ -18,6 +20,7 @@ Three inputs are read:
 from __future__ import annotations
 
 import csv
+import dataclasses
 import re
 import statistics
 from dataclasses import dataclass
@@ -70,6 +73,8 @@ def read_timing(path: Path) -> list[Timing]:
         cells = [c.strip() for c in row]
         if "Name" in cells and "Instances" in cells:
             return _nsys(path, cells, rows[i + 1 :])
+        if "Name" in cells and "GrdX" in cells and "Duration (ns)" in cells:
+            return _nsys_trace(path, cells, rows[i + 1 :])
         lowered = [c.lower() for c in cells]
         if "kernel" in lowered or "name" in lowered:
             return _events(path, lowered, rows[i + 1 :])
@@ -288,3 +293,41 @@ def _ncu(path: Path) -> list[Timing]:
             "or gpu__time_active.sum): it cannot give --timing"
         )
     return out
+
+
+def _nsys_trace(path: Path, header: list[str], rows: list[list[str]]) -> list[Timing]:
+    """Per-launch kernel rows of nsys's cuda_gpu_trace, grouped by name, grid and block
+    (memory copies, which have no grid, are skipped)."""
+    at = {name: header.index(name) for name in header}
+    grid_cols = [at[c] for c in ("GrdX", "GrdY", "GrdZ") if c in at]
+    block_cols = [at[c] for c in ("BlkX", "BlkY", "BlkZ") if c in at]
+    samples: dict[tuple[str, Dims, Dims], list[Decimal]] = {}
+    for row in rows:
+        if len(row) <= max(at["Name"], at["Duration (ns)"], *grid_cols, *block_cols):
+            continue
+        grid = _dims(row, grid_cols)
+        duration = parse_number(row[at["Duration (ns)"]])
+        if grid is None or duration is None:
+            continue
+        key = (row[at["Name"]].strip(), grid, _dims(row, block_cols))
+        samples.setdefault(key, []).append(duration * _SCALE["ns"])
+    out = []
+    for (name, grid, block), values in samples.items():
+        timing = _from_samples(name, values, path)
+        out.append(
+            dataclasses.replace(
+                timing,
+                kind="nsys",
+                grid=grid,
+                block=block,
+                origin=f"nsys cuda_gpu_trace, median of {len(values)} launches ({path.name})",
+            )
+        )
+    return out
+
+
+def _dims(row: list[str], columns: list[int]) -> Dims:
+    values = [parse_number(row[i]) for i in columns]
+    if not values or any(v is None or v < 1 or v != int(v) for v in values):
+        return None
+    return tuple(int(v) for v in values if v is not None)

@@ -83,8 +83,9 @@ def _case_id(output: str | None, given: str | None) -> str:
 @click.option(
     "--timing",
     metavar="FILE",
-    help="Kernel times from nsys (cuda_gpu_kern_sum CSV) or a CSV of CUDA-event "
-    "times, instead of the replay's.",
+    help="Kernel times from nsys (cuda_gpu_trace or cuda_gpu_kern_sum CSV), another "
+    "Nsight Compute CSV of the same kernels, or a CSV of CUDA-event times, instead of "
+    "the replay's; joined on kernel name, and grid and block where the file gives them.",
 )
 @click.option("--id", "case_id", help="The new case's id (default: from the output file name).")
 @click.option("--title", help="The new case's title.")

@@ -468,3 +468,20 @@ def test_nsys_per_launch_times_join_each_shape(tmp_path, capsys):
                              "min": "3.7 ms", "max": "3.8 ms", "repeats": 2}  # fmt: skip
     assert "clocks" not in small and "clocks" not in large
     assert main(["check", "g.yaml", "specs"]) == 0
+
+
+def test_a_real_cuda_gpu_trace_reads_per_kernel_and_shape():
+    """tests/data/nsys/cuda_gpu_trace_rtx5090_head.csv (an RTX 5090 export): three memory
+    copies (no grid: skipped) and twelve kernels, each launched once."""
+    from roofgen.importers.timing import read_timing
+
+    timings = read_timing(ROOT / "tests" / "data" / "nsys" / "cuda_gpu_trace_rtx5090_head.csv")
+    assert len(timings) == 12
+    by_name = {t.name: t for t in timings}
+    assert not any(name.startswith("[CUDA memcpy") for name in by_name)
+    concat = by_name["input_concatenate_fusion_2"]
+    assert (concat.grid, concat.block) == ((1, 1, 1), (2, 1, 1))
+    assert concat.median == Decimal(832) * Decimal("1e-9") and concat.repeats == 1
+    assert by_name["input_concatenate_fusion_1"].block == (4, 1, 1)
+    assert by_name["loop_multiply_fusion_1"].median == Decimal(3360) * Decimal("1e-9")
+    assert all(t.kind == "nsys" and t.statistic == "median" for t in timings)

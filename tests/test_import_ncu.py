@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from roofgen.cli import main
-from roofgen.importers.ncu_case import KernelMap, derived_id, kernel_id, number
+from roofgen.importers.ncu_case import KernelMap, derived_id, kernel_id
 from roofgen.importers.ncu_csv import Launch, Metric, Unit, parse_unit, read_file, read_profiles
+from roofgen.importers.ncu_derived import number
 from roofgen.importers.ncu_metrics import MachineView, derive
 from roofgen.spec.library import document
 from roofgen.spec.quantity import parse_quantity
@@ -170,15 +171,17 @@ def test_import_writes_a_case_that_checks_clean(tmp_path, capsys):
     assert f"fp32: 68719476736000 FLOP # 2 x ffma ({FFMA} = 34,359,738,368,000.00 inst)" in text
     assert f"fp16: 8596645478400 FLOP # 4 x hfma ({HFMA} = 2,149,161,369,600.00 inst)" in text
     assert "hbm: 807658682624 B # dram__bytes.sum = 807,658,682,624.00 byte" in text
-    assert "sm: 764.99999931 MHz # smsp__cycles_elapsed.avg.per_second" in text
+    # 764,999,999.31 cycle/s is a quotient: written to 6 significant digits, 765 MHz.
+    assert "sm: 765 MHz # smsp__cycles_elapsed.avg.per_second" in text
     data = _yaml(tmp_path / "s.yaml")
     assert data["machines"] == [{"id": "a100-40gb-sxm", "version": 2}]
     assert [k["id"] for k in data["kernels"]] == ["randominit", "gemm_v1"]
     gemm = _m(data, 2)
     assert gemm["timing"] == "ncu-replay"
     assert parse_quantity(gemm["flops"]["fp32"]["fp32"], "flop") == 68_719_476_736_000
-    assert parse_quantity(gemm["clocks"]["sm"], "frequency") == pytest.approx(764_999_999.31)
-    assert parse_quantity(gemm["time"]["median"], "time") == pytest.approx(33.4777415, rel=1e-9)
+    assert parse_quantity(gemm["clocks"]["sm"], "frequency") == 765e6
+    # 25,610,472,227.46 cycles / 764,999,999.31 cycle/s = 33.47774150 s, to 6 digits
+    assert gemm["time"] == {"median": "33.4777 s"}
     assert "--cache-control all" in data["method"]["cache_control"]
     assert main(["check", "s.yaml"]) == 0
     assert "0 error(s), 0 warning(s)" in capsys.readouterr().err
@@ -433,7 +436,8 @@ def test_per_kernel_summary(tmp_path, capsys):
     )
     launch = _yaml(tmp_path / "s.yaml")["variants"][0]["launches"][0]
     assert launch["calls"] == 4
-    assert launch["measurement"]["time"] == {"median": "1.5 ms", "min": "1 ms", "max": "2 ms"}
+    # The summary's "Average" over 4 invocations is a mean: written as one.
+    assert launch["measurement"]["time"] == {"mean": "1.5 ms", "min": "1 ms", "max": "2 ms"}
     assert launch["measurement"]["bytes"] == {"hbm": "1050000000 B"}
 
 
@@ -465,8 +469,8 @@ def test_unit_spellings():
 
 def test_numbers_are_written_exactly():
     assert number(Decimal("68719476736000.00")) == "68719476736000"
-    assert number(Decimal("764.99999931")) == "764.99999931"
-    assert number(Decimal(1) / Decimal(3)) == "0.333333333333333"
+    assert number(Decimal("764.99999931")) == "765"  # a quotient: 6 significant digits
+    assert number(Decimal(1) / Decimal(3)) == "0.333333"
 
 
 NSYS = """\
@@ -604,7 +608,7 @@ def test_ncu_rep_goes_through_ncu_report(tmp_path, capsys, monkeypatch):
     assert main(["import", "ncu", "r.ncu-rep", "--machine", "a100-40gb-sxm", "-o", "r.yaml"]) == 0
     m = _m(_yaml(tmp_path / "r.yaml"), 0)
     assert m["flops"] == {"fp32": {"fp32": "68719476736000 FLOP"}, "tensor": {"bf16": "1000 FLOP"}}
-    assert m["time"] == {"median": "33.4777415 s"}
+    assert m["time"] == {"median": "33.4777 s"}  # 33,477,741.5 us to 6 digits
     assert m["grid"] == [1280, 1280, 1]
 
 

@@ -83,17 +83,18 @@ def _case_id(output: str | None, given: str | None) -> str:
 @click.option(
     "--timing",
     metavar="FILE",
-    help="Kernel times from nsys (cuda_gpu_kern_sum CSV) or a CSV of CUDA-event "
-    "times, instead of the replay's.",
+    help="Kernel times from nsys (cuda_gpu_trace or cuda_gpu_kern_sum CSV), another "
+    "Nsight Compute CSV of the same kernels, or a CSV of CUDA-event times, instead of "
+    "the replay's; joined on kernel name, and grid and block where the file gives them.",
 )
 @click.option("--id", "case_id", help="The new case's id (default: from the output file name).")
 @click.option("--title", help="The new case's title.")
 @click.option(
     "--clock-control",
     type=click.Choice(["base", "none"]),
-    default="base",
-    show_default=True,
-    help="The ncu --clock-control the profile was taken with.",
+    default=None,
+    help="The ncu --clock-control the profile was taken with (default: base, Nsight "
+    "Compute's own default).",
 )
 @click.option(
     "--cache-control",
@@ -120,7 +121,7 @@ def ncu_cmd(
     timing: str | None,
     case_id: str | None,
     title: str | None,
-    clock_control: str,
+    clock_control: str | None,
     cache_control: str,
     partial: bool,
     force: bool,
@@ -157,7 +158,8 @@ def ncu_cmd(
     machine = _machine(machine_id)
     options = Options(
         variant=variant,
-        clock_control=clock_control,
+        clock_control=clock_control or "base",
+        clock_control_given=clock_control is not None,
         cache_control=cache_control,
         partial=partial,
         kernel_map=maps,
@@ -232,6 +234,9 @@ def _finish_ncu(
         return
     kernels = ", ".join(dict.fromkeys(result.kernels))
     say(f"wrote {where}: {len(result.kernels)} launch(es) of {kernels} on {machine.id}", fg="green")
+    case = re.search(r"^id: *([a-z0-9][a-z0-9._-]*) *(?:#.*)?$", result.text, re.MULTILINE)
+    if output != "-" and result.kernels and case:
+        say(f"next: roofgen check && roofgen explain {case.group(1)}/{result.kernels[0]}")
     hint = ncu.pin_hint(machine)
     if hint:
         say(f"machine {machine.id} is roofgen's library machine, pinned as {hint}")

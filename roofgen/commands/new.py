@@ -88,7 +88,9 @@ def case_cmd(case_id: str, machine_id: str, from_ncu: tuple[str, ...], kernel: s
         raise Failure(EXIT_INVALID)
     machine = _machine(machine_id)
     if from_ncu:
-        text = _from_ncu(from_ncu, machine, target, case_id, variant, title, quiet, strict)
+        text, kernels = _from_ncu(from_ncu, machine, target, case_id, variant, title, quiet,
+                                  strict)  # fmt: skip
+        kernel = kernels[0] if kernels else None
     else:
         kind = operator or _guess(kernel, case_id, quiet)
         text = _template(machine, target, case_id, kernel or case_id, kind, variant, title)
@@ -96,7 +98,7 @@ def case_cmd(case_id: str, machine_id: str, from_ncu: tuple[str, ...], kernel: s
     if quiet or output == "-":
         return
     say(f"wrote {shown(target)}: case {case_id} on {machine.id}", fg="green")
-    selector = f"{case_id}/{kernel or case_id}" if not from_ncu else f"{case_id}/KERNEL"
+    selector = f"{case_id}/{kernel or case_id}"
     say("next: measure each value written TODO (`roofgen check` lists them; roofgen's "
         "site: Guide > How to measure), then" if not from_ncu else "next:")  # fmt: skip
     say(f"  roofgen check && roofgen explain {selector}")
@@ -160,7 +162,7 @@ def _template(machine: Any, target: Path, case_id: str, kernel: str, operator: s
 
 
 def _from_ncu(files: tuple[str, ...], machine: Any, target: Path, case_id: str, variant: str,
-              title: str | None, quiet: bool, strict: bool) -> str:  # fmt: skip
+              title: str | None, quiet: bool, strict: bool) -> tuple[str, list[str]]:  # fmt: skip
     from roofgen.importers import ImportFailure, ncu
     from roofgen.importers.ncu_case import Options
 
@@ -183,4 +185,4 @@ def _from_ncu(files: tuple[str, ...], machine: Any, target: Path, case_id: str, 
     if strict and result.warnings:
         say("--strict: warnings are errors; nothing was written", fg="red")
         raise Failure(EXIT_INVALID)
-    return str(result.text)
+    return str(result.text), list(result.kernels)

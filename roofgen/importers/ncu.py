@@ -77,7 +77,7 @@ def new_case(
     root = _cm(("roofgen", 1), ("kind", "case"), ("id", case_id))
     root["title"] = title or f"Nsight Compute profile: {', '.join(p.name for p in paths)}"
     root["machines"] = CommentedSeq([_ref(machine)])
-    clocks, caches = method_text(options, built.sm_clock)
+    clocks, caches = method_text(options, built.sm_clock, built.clock_moved)
     root["method"] = _cm(
         (
             "description",
@@ -89,13 +89,28 @@ def new_case(
     )
     root["kernels"] = CommentedSeq(built.kernels)
     root["variants"] = CommentedSeq([built.variant])
-    schema_line = schema_comment(target or Path.cwd() / "case.yaml", "case")
+    schema_line = _schema_line(target or Path.cwd() / "case.yaml")
     root.yaml_set_start_comment(schema_line.removeprefix("# "))
     root.yaml_set_comment_before_after_key("id", before=_header(paths, machine))
     _fits(root, built)
     text = dump(make_yaml(), root)
     _validate(text, machine, None)
     return Imported(text, _profile_warnings(profile) + built.warnings, _kernel_ids(built))
+
+
+def _schema_line(target: Path) -> str:
+    """The editor line ``roofgen new case`` writes: the nearest ``.roofgen/`` schema that
+    ``roofgen init`` writes (read offline), else the nearest ``schemas/`` one, else the
+    published id."""
+    import os
+
+    folder = target.resolve().parent
+    for parent in (folder, *folder.parents):
+        candidate = parent / ".roofgen" / "case.schema.json"
+        if candidate.is_file():
+            relative = os.path.relpath(candidate, folder).replace(os.sep, "/")
+            return f"# yaml-language-server: $schema={relative}"
+    return schema_comment(target, "case")
 
 
 def _fits(case: Any, built: Built) -> None:

@@ -17,14 +17,15 @@ from typing import Any
 from roofgen.importers import ImportFailure
 from roofgen.importers.kernel_names import KernelIds, KernelMap, derived_id, kernel_id
 from roofgen.importers.ncu_csv import Launch, Profile
+from roofgen.importers.ncu_derived import quantity
 from roofgen.importers.ncu_metrics import (
-    FLOP_WEIGHTS_VERSION,
     Derived,
     Figure,
     MachineView,
     collect_command,
     derive,
 )
+from roofgen.importers.ncu_notes import notes, pairing_warnings, replay_clocks, unknown_clock
 from roofgen.importers.timing import Timing
 from roofgen.spec.roundtrip import eol
 
@@ -72,15 +73,7 @@ def combine(derived: list[Derived]) -> Derived:
     if len(derived) == 1:
         return derived[0]
     out = Derived()
-    times = [d.time for d in derived if d.time is not None]
-    if times:
-        values = sorted(t.value for t in times)
-        median = Decimal(statistics.median(values))
-        out.time = Figure(
-            median, "s", f"median of {len(values)} launches; first: {times[0].origin}"
-        )
-        out.time_min = Figure(values[0], "s", "fastest launch")
-        out.time_max = Figure(values[-1], "s", "slowest launch")
+    _combine_time(derived, out)
     first = derived[0]
     for key in first.clocks:
         out.clocks[key] = _mean([d.clocks[key] for d in derived if key in d.clocks])
@@ -94,6 +87,10 @@ def combine(derived: list[Derived]) -> Derived:
         _put_mean(out.bytes, level, [d.bytes.get(level) for d in derived])
     for level in first.transactions:
         _put_mean(out.transactions, level, [d.transactions.get(level) for d in derived])
+    for name in first.accesses:
+        _put_mean(out.accesses, name, [d.accesses.get(name) for d in derived])
+    out.notes = list(dict.fromkeys(n for d in derived for n in d.notes))
+    out.clock_moved = any(d.clock_moved for d in derived)
     if first.instructions is not None:
         out.instructions = _mean([d.instructions for d in derived if d.instructions])
     if first.occupancy is not None:
@@ -102,6 +99,30 @@ def combine(derived: list[Derived]) -> Derived:
         out.missing |= d.missing
         out.warnings += [w for w in d.warnings if w not in out.warnings]
     return out
+
+
+def _combine_time(derived: list[Derived], out: Derived) -> None:
+    """The median time of the launches (with min and max); summaries' means stay means."""
+    times = [d.time for d in derived if d.time is not None]
+    if any(d.time_statistic == "mean" for d in derived):
+        out.time_statistic = "mean"
+        if times:
+            out.time = _mean_of_means(derived)
+        return
+    if times:
+        values = sorted(t.value for t in times)
+        median = Decimal(statistics.median(values))
+        out.time = Figure(
+            median, "s", f"median of {len(values)} launches; first: {times[0].origin}"
+        )
+        out.time_min = Figure(values[0], "s", "fastest launch")
+        out.time_max = Figure(values[-1], "s", "slowest launch")
+
+
+def _mean_of_means(derived: list[Derived]) -> Figure:
+    values = [d.time.value for d in derived if d.time is not None]
+    value = sum(values, Decimal(0)) / len(values)
+    return Figure(value, "s", f"mean of {len(values)} summary rows' means")
 
 
 def _put_mean(into: dict[str, Any], key: str, per_launch: list[Any]) -> None:
@@ -113,49 +134,6 @@ def _put_mean(into: dict[str, Any], key: str, per_launch: list[Any]) -> None:
         into[key] = {part: _mean([f[part] for f in per_launch]) for part in per_launch[0]}
 
 
-# ---------------------------------------------------------------- writing numbers
-
-
-def number(value: Decimal, significant: int = 15) -> str:
-    """A decimal as plain digits (no exponent), exact for integers, trailing zeros
-    dropped; others rounded to ``significant`` digits."""
-    if value == value.to_integral_value():
-        return format(value.to_integral_value(), "f")
-    rounded = Decimal(format(value, f".{significant}g"))
-    text = format(rounded.normalize(), "f")
-    return text
-
-
-_TIME_UNITS = (
-    (Decimal(1), "s"),
-    (Decimal("1e-3"), "ms"),
-    (Decimal("1e-6"), "us"),
-    (Decimal("1e-9"), "ns"),
-)
-_FREQ_UNITS = (
-    (Decimal("1e9"), "GHz"),
-    (Decimal("1e6"), "MHz"),
-    (Decimal("1e3"), "kHz"),
-    (Decimal(1), "Hz"),
-)
-
-
-def quantity(figure: Figure) -> str:
-    if figure.unit == "s":
-        return _scaled(figure.value, _TIME_UNITS)
-    if figure.unit == "Hz":
-        return _scaled(figure.value, _FREQ_UNITS)
-    return f"{number(figure.value)} {figure.unit}"
-
-
-def _scaled(value: Decimal, units: tuple[tuple[Decimal, str], ...]) -> str:
-    for factor, name in units:
-        if abs(value) >= factor:
-            return f"{number(value / factor)} {name}"
-    factor, name = units[-1]
-    return f"{number(value / factor)} {name}"
-
-
 # ---------------------------------------------------------------- building YAML
 
 
@@ -163,6 +141,7 @@ def _scaled(value: Decimal, units: tuple[tuple[Decimal, str], ...]) -> str:
 class Options:
     variant: str
     clock_control: str = "base"
+    clock_control_given: bool = True  # False: Nsight Compute's default, assumed
     cache_control: str = "all"
     partial: bool = False
     timing: list[Timing] = field(default_factory=list)
@@ -177,6 +156,7 @@ class Built:
     warnings: list[str]
     groups: list[Group]
     sm_clock: Figure | None = None  # the first launch's SM clock during the replay
+    clock_moved: bool = False  # some launch's SM clock varied across its invocations
 
 
 def _cm(*pairs: tuple[str, Any]) -> Any:
@@ -196,13 +176,21 @@ def _put(mapping: Any, key: str, figure: Figure) -> None:
     eol(mapping, key, figure.origin)
 
 
-def method_text(options: Options, clock: Figure | None) -> tuple[str, str]:
-    if options.clock_control == "base":
-        clocks = "Nsight Compute's default --clock-control base: clocks locked to base"
+def method_text(options: Options, clock: Figure | None, moved: bool = False) -> tuple[str, str]:
+    said = "" if options.clock_control_given else " (assumed: the profile does not say)"
+    if moved:
+        clocks = (
+            f"--clock-control {options.clock_control}{said}, but the SM clock moved across "
+            "the profiled invocations: not locked"
+        )
+    elif options.clock_control == "base":
+        clocks = f"Nsight Compute's --clock-control base, its default{said}: SM clock locked"
     else:
         clocks = "--clock-control none: clocks not locked by Nsight Compute"
     if clock is not None:
-        clocks += f" (SM clock during replay: {quantity(clock)})"
+        clocks += f" (SM clock during replay: {quantity(clock)}, from the profile)"
+    else:
+        clocks += " (no clock metric in the profile)"
     caches = {
         "all": "Nsight Compute's default --cache-control all: caches flushed before each "
         "replay pass",
@@ -225,11 +213,15 @@ def build_variant(
     launches = CommentedSeq()
     kernels: list[Any] = []
     listed = set(known_kernels)  # kernel ids already in the case or added here
-    sm_clock = None
+    sm_clock, moved = None, False
+    options.timing, warnings = _shapeless(groups, options)
     for group in groups:
         derived = combine([derive(launch, machine) for launch in group.launches])
-        sm_clock = sm_clock or derived.clocks.get("sm")
+        moved = moved or derived.clock_moved
         timing = _timing_for(group, options)
+        if timing is not None and timing.kind == "ncu-replay" and timing.sm_clock is not None:
+            sm_clock = sm_clock or Figure(timing.sm_clock, "Hz", timing.clock_origin)
+        sm_clock = sm_clock or derived.clocks.get("sm")
         if timing is not None:
             derived.missing.pop("time", None)
         label = f"kernel {group.kernel!r} ({_short(group.name)})"
@@ -241,7 +233,12 @@ def build_variant(
             if not options.partial or "time" in derived.missing:
                 continue
             warnings.append(f"{label}: imported without {', '.join(sorted(derived.missing))}")
-        launches.append(_launch(group, derived, timing, options))
+        launches.append(_launch(group, derived, timing, machine, options))
+        warnings += [f"{label}: {w}" for w in pairing_warnings(derived, timing, options)]
+        if (timing is None or timing.kind == "ncu-replay") and not replay_clocks(
+            derived, timing, machine, options
+        ):
+            warnings.append(f"{label}: {unknown_clock(options.clock_control)}")
         if group.kernel not in listed:
             listed.add(group.kernel)
             kernels.append(_kernel(group))
@@ -253,7 +250,7 @@ def build_variant(
         variant["machine"] = machine_ref
     variant["description"] = f"Imported from {', '.join(options.files)} by roofgen import ncu."
     variant["launches"] = launches
-    return Built(variant, kernels, warnings, groups, sm_clock)
+    return Built(variant, kernels, warnings, groups, sm_clock, moved)
 
 
 def _short(name: str) -> str:
@@ -290,13 +287,40 @@ def _fail_on_missing(missing: dict[tuple[str, ...], Missing], options: Options) 
 
 
 def _timing_for(group: Group, options: Options) -> Timing | None:
+    """The timing of the group's kernel: by name (and, where the timing file gives the
+    shape, by grid and block too: one kernel runs at several shapes)."""
+    return next((t for t in options.timing if _matches(t, group, options)), None)
+
+
+def _matches(timing: Timing, group: Group, options: Options) -> bool:
+    first = group.launches[0]
+    if timing.grid is not None and timing.grid != first.grid:
+        return False
+    if timing.block is not None and timing.block != first.block:
+        return False
+    if timing.name in (group.kernel, group.name):
+        return True
+    mapped = kernel_id(timing.name, options.kernel_map) or derived_id(timing.name)
+    return mapped == group.kernel
+
+
+def _shapeless(groups: list[Group], options: Options) -> tuple[list[Timing], list[str]]:
+    """The timings to use: one without a shape (grid, block) that fits a kernel the
+    profile ran at several shapes cannot say which shape it timed, so it is not used."""
+    kept, warnings = [], []
     for timing in options.timing:
-        if timing.name in (group.kernel, group.name):
-            return timing
-        mapped = kernel_id(timing.name, options.kernel_map) or derived_id(timing.name)
-        if mapped == group.kernel:
-            return timing
-    return None
+        fits = [g for g in groups if _matches(timing, g, options)]
+        shapes = {(g.launches[0].grid, g.launches[0].block) for g in fits}
+        if timing.grid is None and timing.block is None and len(shapes) > 1:
+            warnings.append(
+                f"the timing of {_short(timing.name)!r} ({timing.origin}) gives no grid or "
+                f"block, and the profile ran that kernel at {len(shapes)} shapes: not used "
+                "(give per-launch times with their shapes: nsys's cuda_gpu_trace report, or "
+                "an Nsight Compute export of the times)"
+            )
+            continue
+        kept.append(timing)
+    return kept, warnings
 
 
 def _kernel(group: Group) -> Any:
@@ -315,10 +339,10 @@ def _kernel(group: Group) -> Any:
 
 def _time_block(derived: Derived, timing: Timing | None) -> tuple[Any, str]:
     if timing is not None:
-        stats = _flow(("median", quantity(Figure(timing.median, "s", ""))))
+        stats = _flow((timing.statistic, quantity(Figure(timing.median, "s", ""))))
+        quartiles = (("q1", timing.q1), ("q3", timing.q3)) if timing.statistic == "median" else ()
         for key, value in (
-            ("q1", timing.q1),
-            ("q3", timing.q3),
+            *quartiles,
             ("min", timing.minimum),
             ("max", timing.maximum),
         ):
@@ -330,14 +354,16 @@ def _time_block(derived: Derived, timing: Timing | None) -> tuple[Any, str]:
             stats["warmup"] = timing.warmup
         return stats, timing.origin
     assert derived.time is not None
-    stats = _flow(("median", quantity(derived.time)))
+    stats = _flow((derived.time_statistic, quantity(derived.time)))
     if derived.time_min is not None and derived.time_max is not None:
         stats["min"] = quantity(derived.time_min)
         stats["max"] = quantity(derived.time_max)
     return stats, derived.time.origin
 
 
-def _launch(group: Group, derived: Derived, timing: Timing | None, options: Options) -> Any:
+def _launch(
+    group: Group, derived: Derived, timing: Timing | None, machine: MachineView, options: Options
+) -> Any:
     launch = _cm(("kernel", group.kernel))
     count = sum(launch.invocations for launch in group.launches)
     if count > 1:
@@ -347,9 +373,10 @@ def _launch(group: Group, derived: Derived, timing: Timing | None, options: Opti
     m["time"], origin = _time_block(derived, timing)
     eol(m, "time", origin)
     m["timing"] = timing.kind if timing is not None else "ncu-replay"
-    if timing is None and derived.clocks:
+    clocks = replay_clocks(derived, timing, machine, options)
+    if clocks:
         m["clocks"] = _cm()
-        for key, figure in derived.clocks.items():
+        for key, figure in clocks.items():
             _put(m["clocks"], key, figure)
     if derived.flops:
         m["flops"] = _cm()
@@ -359,7 +386,7 @@ def _launch(group: Group, derived: Derived, timing: Timing | None, options: Opti
                 _put(m["flops"][unit], precision, figure)
     _counts(m, derived)
     _shape(m, group, derived)
-    m["notes"] = _notes(group, derived, timing, options)
+    m["notes"] = notes(group, derived, timing, machine, options)
     launch["measurement"] = m
     return launch
 
@@ -380,6 +407,8 @@ def _counts(m: Any, derived: Derived) -> None:
         m["transactions"] = _cm()
         for level, figure in derived.transactions.items():
             _put(m["transactions"], level, figure)
+    for name, figure in derived.accesses.items():
+        _put(m, name, figure)
 
 
 def _shape(m: Any, group: Group, derived: Derived) -> None:
@@ -394,20 +423,3 @@ def _shape(m: Any, group: Group, derived: Derived) -> None:
     if derived.occupancy is not None:
         m["occupancy"] = float(round(derived.occupancy.value, 4))
         eol(m, "occupancy", derived.occupancy.origin)
-
-
-def _notes(group: Group, derived: Derived, timing: Timing | None, options: Options) -> str:
-    sources = ", ".join(sorted({launch.source for launch in group.launches}))
-    clock = derived.clocks.get("sm")
-    at = f", SM clock {quantity(clock)}" if clock is not None else ""
-    text = (
-        f"Imported by roofgen import ncu from {sources} (FLOP weight table "
-        f"v{FLOP_WEIGHTS_VERSION}): Nsight Compute replay with --clock-control "
-        f"{options.clock_control}{at}, --cache-control {options.cache_control}."
-    )
-    if timing is not None:
-        text += (
-            f" The time is from {timing.origin}, not from the replay; that run's clocks are "
-            "not recorded, so the roofs are not scaled for them."
-        )
-    return text

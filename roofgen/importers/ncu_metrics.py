@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
 
 from roofgen.importers.ncu_csv import Launch, Metric
+from roofgen.importers.ncu_derived import Derived, Figure, MachineView
+from roofgen.importers.ncu_table import SECTION_LABELS
+from roofgen.importers.ncu_traffic import derive_traffic
 
-SECTOR_BYTES = 32  # an L1/L2/DRAM sector on NVIDIA GPUs
+__all__ = ["Derived", "Figure", "MachineView", "collect_command", "derive", "time_and_clock"]
 
 # FLOPs per thread-level SASS instruction, by precision class. Version 1:
 # FP64: dadd + dmul + 2 x dfma; FP32: fadd + fmul + 2 x ffma, and Blackwell's
@@ -51,52 +52,18 @@ _TENSOR_SUGGESTED = (
 )
 
 TIME_METRICS = ("gpu__time_duration.sum",)
-DEVICE_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+# A launch's duration, best first: gpu__time_duration is the kernel's span, gpu__time_active
+# the time the GPU was busy with it (the same for one kernel, and what some summaries give).
+_TIMES = (
+    "gpu__time_duration.sum",
+    "gpu__time_duration.avg",
+    "gpu__time_active.sum",
+    "gpu__time_active.avg",
+)
 
 
 def sass_metric(op: str, prefix: str = "smsp") -> str:
     return f"{prefix}__sass_thread_inst_executed_op_{op}_pred_on.sum"
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A value in roofgen's base unit and the metrics it came from."""
-
-    value: Decimal
-    unit: str  # "FLOP", "OP", "B", "s", "Hz", "inst", "txn"
-    origin: str
-
-
-@dataclass
-class Derived:
-    """What one launch's metrics say, in roofgen's terms."""
-
-    time: Figure | None = None
-    time_min: Figure | None = None
-    time_max: Figure | None = None
-    clocks: dict[str, Figure] = field(default_factory=dict)
-    flops: dict[str, dict[str, Figure]] = field(default_factory=dict)
-    bytes: dict[str, Figure | dict[str, Figure]] = field(default_factory=dict)
-    transactions: dict[str, Figure] = field(default_factory=dict)
-    instructions: Figure | None = None
-    occupancy: Figure | None = None
-    missing: dict[str, list[str]] = field(default_factory=dict)  # need -> metrics to collect
-    warnings: list[str] = field(default_factory=list)
-
-
-class MachineView:
-    """The parts of a machine an import needs: units by kind, levels by role."""
-
-    def __init__(self, data: dict[str, Any]):
-        self.id: str = data["id"]
-        self.units: list[dict[str, Any]] = list(data["compute"])
-        self.levels: list[dict[str, Any]] = list(data["memory"])
-
-    def unit(self, kind: str) -> dict[str, Any] | None:
-        return next((u for u in self.units if u["kind"] == kind), None)
-
-    def level(self, role: str) -> dict[str, Any] | None:
-        return next((m for m in self.levels if m["role"] == role), None)
 
 
 def _shown(name: str, metric: Metric) -> str:
@@ -137,11 +104,24 @@ def unit_kinds(name: str) -> tuple[str, ...] | None:
     return None
 
 
+def _with_section_values(metrics: dict[str, Metric]) -> dict[str, Metric]:
+    """The metrics, plus the raw metric behind each section value Nsight Compute's
+    default sections print by label ("Duration" is gpu__time_duration.sum), where the
+    raw metric itself was not collected."""
+    out = dict(metrics)
+    for label, name in SECTION_LABELS.items():
+        metric = metrics.get(label)
+        if metric is not None and name not in metrics:
+            text = f'{metric.text}, the section value "{label}"'
+            out[name] = dataclasses.replace(metric, text=text)
+    return out
+
+
 def _checked_units(launch: Launch, out: Derived) -> Launch:
     """``launch`` without the metrics whose unit cannot be what they count (each named
     in a warning: the figure stays unknown)."""
     kept: dict[str, Metric] = {}
-    for name, metric in launch.metrics.items():
+    for name, metric in _with_section_values(launch.metrics).items():
         kinds = unit_kinds(name)
         if kinds is None or metric.unit.kind in kinds:
             kept[name] = metric
@@ -162,8 +142,7 @@ def derive(launch: Launch, machine: MachineView) -> Derived:
     _clocks(metrics, out)
     _sass_flops(launch, machine, out)
     _tensor_flops(launch, machine, out)
-    _bytes(metrics, machine, out)
-    _transactions(metrics, machine, out)
+    derive_traffic(metrics, machine, out)
     name = _first(metrics, "smsp__inst_executed.sum", "sm__inst_executed.sum")
     if name is not None:
         out.instructions = Figure(metrics[name].value, "inst", _shown(name, metrics[name]))
@@ -174,12 +153,24 @@ def derive(launch: Launch, machine: MachineView) -> Derived:
     return out
 
 
+def time_and_clock(launch: Launch) -> Derived:
+    """Only the time and the clocks of one launch (a timing file's)."""
+    out = Derived()
+    launch = _checked_units(launch, out)
+    _time(launch.metrics, out)
+    _clocks(launch.metrics, out)
+    return out
+
+
 def _time(metrics: dict[str, Metric], out: Derived) -> None:
-    name = _first(metrics, "gpu__time_duration.sum", "gpu__time_duration.avg", kind="second")
+    name = _first(metrics, *_TIMES, kind="second")
     if name is not None:
         metric = metrics[name]
         out.time = Figure(metric.value, "s", _shown(name, metric))
         if metric.minimum is not None and metric.maximum is not None:
+            # A per-kernel summary: "Average" over its invocations is a mean, not a median.
+            out.time_statistic = "mean"
+            out.time = Figure(metric.value, "s", f"{_shown(name, metric)}: the mean")
             out.time_min = Figure(metric.minimum, "s", f"{name}, minimum over the invocations")
             out.time_max = Figure(metric.maximum, "s", f"{name}, maximum over the invocations")
         return
@@ -202,11 +193,24 @@ def _rate_metric(metrics: dict[str, Metric], prefix: str) -> str | None:
     return None
 
 
+# A clock that moved by more than this across a summary's invocations was not locked.
+CLOCK_SPREAD = Decimal("0.05")
+
+
 def _clocks(metrics: dict[str, Metric], out: Derived) -> None:
     for prefix in ("sm", "smsp", "gpc"):
         name = _rate_metric(metrics, prefix)
         if name is not None:
-            out.clocks["sm"] = Figure(metrics[name].value, "Hz", _shown(name, metrics[name]))
+            metric = metrics[name]
+            out.clocks["sm"] = Figure(metric.value, "Hz", _shown(name, metric))
+            low, high = metric.minimum, metric.maximum
+            if low is not None and high is not None and high > low * (1 + CLOCK_SPREAD):
+                out.clock_moved = True
+                out.warnings.append(
+                    f"the SM clock moved from {low / 10**6:,.2f} MHz to {high / 10**6:,.2f} MHz "
+                    f"over the invocations ({name}): the clocks were not locked, and the "
+                    "clock written is their mean, not each invocation's"
+                )
             break
     name = _rate_metric(metrics, "dram")
     if name is not None:
@@ -332,6 +336,8 @@ def _tensor_from_pipe(launch: Launch, machine: MachineView, out: Derived) -> Non
     is zero, or when it is no larger than the FP16 SASS instructions that also issue to
     that pipe (so no MMA instruction is left)."""
     metrics = launch.metrics
+    if _cc(launch) == "7.0" and _volta_tensor(launch, machine, out):
+        return
     ops = _MMA_OPS.get(_cc(launch))
     if ops is not None:
         found = [next((n for n in (mma_metric(o), mma_metric(o, "sm")) if n in metrics), None)
@@ -369,6 +375,24 @@ def _tensor_from_pipe(launch: Launch, machine: MachineView, out: Derived) -> Non
     _tensor_unknown(launch, out, _shown(pipe, metrics[pipe]))
 
 
+# FLOPs of one V100 tensor-pipe warp instruction (HMMA): NERSC's roofline scripts and
+# Yang, Kurth and Williams (2020) count 512 per sm__inst_executed_pipe_tensor instruction.
+VOLTA_TENSOR_FLOPS = 512
+
+
+def _volta_tensor(launch: Launch, machine: MachineView, out: Derived) -> bool:
+    """V100 (CC 7.0) has no per-precision tensor op counts, and every tensor-pipe
+    instruction is an FP16 HMMA: FLOPs = 512 x instructions."""
+    metrics = launch.metrics
+    name = _first(metrics, mma_metric("hmma"), mma_metric("hmma", "sm"), *_PIPE)
+    if name is None:
+        return False
+    count = metrics[name].value
+    origin = f"{VOLTA_TENSOR_FLOPS} x {_shown(name, metrics[name])} (V100: 512 FLOPs per HMMA)"
+    _place(out, machine, "tensor", "fp16", Figure(count * VOLTA_TENSOR_FLOPS, "FLOP", origin))
+    return True
+
+
 def _tensor_zero(machine: MachineView, out: Derived, origin: str) -> None:
     unit = machine.unit("tensor")
     if unit is None:
@@ -396,98 +420,6 @@ def _tensor_unknown(launch: Launch, out: Derived, shown: str) -> None:
         f"({shown}), and a tensor instruction does a different amount of work for each "
         f"shape and precision; {advice}"
     )
-
-
-# Byte sources per memory role, best first: a pair is (read, write); a single is a total.
-_BYTES: dict[str, tuple[tuple[str, ...], ...]] = {
-    "device": (
-        ("dram__bytes_read.sum", "dram__bytes_write.sum"),
-        ("dram__bytes_op_read.sum", "dram__bytes_op_write.sum"),
-        ("dram__bytes.sum",),
-        ("dram__sectors_read.sum", "dram__sectors_write.sum"),
-        ("dram__sectors.sum",),
-    ),
-    "llc": (
-        ("lts__t_bytes.sum",),
-        ("lts__t_sectors.sum",),
-        ("lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum"),
-    ),
-    "l1": (
-        ("l1tex__t_bytes.sum",),
-        ("l1tex__t_sectors.sum",),
-        (
-            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-            "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-        ),
-    ),
-}
-_PARTIAL = {
-    "lts__t_sectors_op_read.sum": "reads and writes only (atomics and reductions not counted)",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": (
-        "global loads and stores only (shared and local memory not counted)"
-    ),
-}
-_ROLE_WORDS = {
-    "device": "device-memory (dram)",
-    "llc": "last-level cache (lts)",
-    "l1": "L1 (l1tex)",
-}
-
-
-def _byte_figure(metrics: dict[str, Metric], name: str) -> Figure:
-    metric = metrics[name]
-    if metric.unit.kind == "sector" or "__sectors" in name or "_sectors_" in name:
-        value = metric.value * SECTOR_BYTES
-        return Figure(value, "B", f"{SECTOR_BYTES} B x {_shown(name, metric)}")
-    return Figure(metric.value, "B", _shown(name, metric))
-
-
-def _bytes(metrics: dict[str, Metric], machine: MachineView, out: Derived) -> None:
-    for role, options in _BYTES.items():
-        chosen = next((o for o in options if all(n in metrics for n in o)), None)
-        if chosen is None:
-            if role == "device":
-                out.missing["device-memory bytes"] = list(DEVICE_METRICS)
-            continue
-        level = machine.level(role)
-        if level is None:
-            out.warnings.append(
-                f"machine {machine.id!r} has no {role} memory level: the "
-                f"{_ROLE_WORDS[role]} bytes ({', '.join(chosen)}) are left out"
-            )
-            continue
-        if len(chosen) == 2:
-            read, write = (_byte_figure(metrics, n) for n in chosen)
-            note = _PARTIAL.get(chosen[0])
-            if note:
-                read = Figure(read.value, read.unit, f"{read.origin}; {note}")
-            out.bytes[level["id"]] = {"read": read, "write": write}
-        else:
-            out.bytes[level["id"]] = _byte_figure(metrics, chosen[0])
-
-
-_SECTORS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "device": (("dram__sectors.sum",), ("dram__sectors_read.sum", "dram__sectors_write.sum")),
-    "llc": (("lts__t_sectors.sum",),),
-    "l1": (
-        ("l1tex__t_sectors.sum",),
-        (
-            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-            "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-        ),
-    ),
-}
-
-
-def _transactions(metrics: dict[str, Metric], machine: MachineView, out: Derived) -> None:
-    for role, options in _SECTORS.items():
-        chosen = next((o for o in options if all(n in metrics for n in o)), None)
-        level = machine.level(role)
-        if chosen is None or level is None:
-            continue
-        total = sum((metrics[n].value for n in chosen), Decimal(0))
-        origin = " + ".join(_shown(n, metrics[n]) for n in chosen)
-        out.transactions[level["id"]] = Figure(total, "txn", origin)
 
 
 def collect_command(missing: dict[str, list[str]]) -> str:

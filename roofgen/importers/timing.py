@@ -1,8 +1,14 @@
 """Kernel times measured outside Nsight Compute's replay, to replace its durations.
 
-Two inputs are read:
+Three inputs are read:
 
-- nsys: ``nsys stats --report cuda_gpu_kern_sum --format csv`` (columns "Instances",
+- Nsight Compute CSV (any layout :mod:`roofgen.importers.ncu_csv` reads): the time of
+  each kernel shape (name, grid, block) from ``gpu__time_duration`` (or
+  ``gpu__time_active``), with the SM clock where the file has it, so a per-kernel
+  summary of counters can be joined with a separate export of its times;
+- nsys: ``nsys stats --report cuda_gpu_trace --format csv`` (one row per launch, with
+  its grid and block: "Duration (ns)", "GrdX", ..., "BlkZ", "Name"), or
+  ``nsys stats --report cuda_gpu_kern_sum --format csv`` (columns "Instances",
   "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)", ..., "Name"; older releases
   spell them "Average", "Median", "Minimum", "Maximum");
 - a simple CSV of CUDA-event times with a ``kernel`` column and either one row
@@ -14,14 +20,21 @@ Two inputs are read:
 from __future__ import annotations
 
 import csv
+import dataclasses
 import re
 import statistics
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from roofgen.importers import ImportFailure
 from roofgen.importers.ncu_csv import parse_number
+
+if TYPE_CHECKING:
+    from roofgen.importers.ncu_csv import Launch
+
+Dims = tuple[int, ...] | None
 
 _UNIT_IN_NAME = re.compile(r"(?:[ _(]\(?)(ns|us|ms|s)\)?$")
 _SCALE = {"ns": Decimal("1e-9"), "us": Decimal("1e-6"), "ms": Decimal("1e-3"), "s": Decimal(1)}
@@ -32,15 +45,20 @@ class Timing:
     """Time statistics of one kernel, in seconds."""
 
     name: str
-    median: Decimal
+    median: Decimal  # the central value: the median, or the mean where ``statistic`` says so
     minimum: Decimal | None = None
     maximum: Decimal | None = None
     q1: Decimal | None = None
     q3: Decimal | None = None
     repeats: int | None = None
     warmup: int | None = None
-    kind: str = "cuda-events"  # or "nsys"
+    kind: str = "cuda-events"  # or "nsys", "ncu-replay"
     origin: str = ""
+    statistic: str = "median"  # or "mean"
+    grid: tuple[int, ...] | None = None  # the kernel's shape, where the file gives it
+    block: tuple[int, ...] | None = None
+    sm_clock: Decimal | None = None  # Hz, where the file gives the clock it ran at
+    clock_origin: str = ""
 
 
 def read_timing(path: Path) -> list[Timing]:
@@ -48,11 +66,15 @@ def read_timing(path: Path) -> list[Timing]:
         text = path.read_text(encoding="utf-8-sig", errors="replace")
     except OSError as exc:
         raise ImportFailure(f"{path}: cannot read the timing file: {exc.strerror}") from None
+    if '"Kernel Name"' in text or "Kernel Name," in text:
+        return _ncu(path)
     rows = [r for r in csv.reader(text.splitlines()) if any(c.strip() for c in r)]
     for i, row in enumerate(rows):
         cells = [c.strip() for c in row]
         if "Name" in cells and "Instances" in cells:
             return _nsys(path, cells, rows[i + 1 :])
+        if "Name" in cells and "GrdX" in cells and "Duration (ns)" in cells:
+            return _nsys_trace(path, cells, rows[i + 1 :])
         lowered = [c.lower() for c in cells]
         if "kernel" in lowered or "name" in lowered:
             return _events(path, lowered, rows[i + 1 :])
@@ -82,6 +104,7 @@ def _nsys(path: Path, header: list[str], rows: list[list[str]]) -> list[Timing]:
         raise ImportFailure(f"{path}: the nsys summary has no 'Med (ns)' or 'Avg (ns)' column")
     unit = _scale_of(header[central], default="ns")
     what = "median" if median is not None else "mean (this nsys report has no median)"
+    statistic = "median" if median is not None else "mean"
     out = []
     for row in rows:
         if len(row) <= max(name, central):
@@ -98,6 +121,7 @@ def _nsys(path: Path, header: list[str], rows: list[list[str]]) -> list[Timing]:
                 repeats=int(parse_number(row[count]) or 0) or None,
                 kind="nsys",
                 origin=f"nsys cuda_gpu_kern_sum {what} ({path.name})",
+                statistic=statistic,
             )
         )
     return out
@@ -210,3 +234,100 @@ def _int(row: list[str], index: int | None) -> int | None:
         return None
     value = parse_number(row[index])
     return None if value is None else int(value)
+
+
+def _ncu(path: Path) -> list[Timing]:
+    """Kernel times of an Nsight Compute CSV, one per kernel name, grid and block."""
+    from roofgen.importers.ncu_csv import read_file
+    from roofgen.importers.ncu_metrics import time_and_clock
+
+    _, launches, _ = read_file(path)
+    shapes: dict[tuple[str, Dims, Dims], list[Launch]] = {}
+    for launch in launches:
+        shapes.setdefault((launch.name, launch.grid, launch.block), []).append(launch)
+    out = []
+    for (name, grid, block), group in shapes.items():
+        derived = [time_and_clock(launch) for launch in group]
+        timed = [d for d in derived if d.time is not None]
+        if not timed:
+            continue
+        first = timed[0]
+        assert first.time is not None
+        clock = first.clocks.get("sm")
+        common: dict[str, Any] = {
+            "name": name,
+            "kind": "ncu-replay",
+            "grid": grid,
+            "block": block,
+            "sm_clock": clock.value if clock is not None else None,
+            "clock_origin": f"{clock.origin} ({path.name})" if clock is not None else "",
+        }
+        if len(timed) == 1:
+            invocations = group[0].invocations
+            out.append(
+                Timing(
+                    median=first.time.value,
+                    minimum=first.time_min.value if first.time_min else None,
+                    maximum=first.time_max.value if first.time_max else None,
+                    repeats=invocations if invocations > 1 else None,
+                    origin=f"{first.time.origin} ({path.name})",
+                    statistic=first.time_statistic,
+                    **common,
+                )
+            )
+            continue
+        values = sorted(d.time.value for d in timed if d.time is not None)
+        out.append(
+            Timing(
+                median=Decimal(statistics.median(values)),
+                minimum=values[0],
+                maximum=values[-1],
+                repeats=len(values),
+                origin=f"median of {len(values)} replayed launches ({path.name})",
+                **common,
+            )
+        )
+    if not out:
+        raise ImportFailure(
+            f"{path}: the Nsight Compute export has no kernel time (gpu__time_duration.sum "
+            "or gpu__time_active.sum): it cannot give --timing"
+        )
+    return out
+
+
+def _nsys_trace(path: Path, header: list[str], rows: list[list[str]]) -> list[Timing]:
+    """Per-launch kernel rows of nsys's cuda_gpu_trace, grouped by name, grid and block
+    (memory copies, which have no grid, are skipped)."""
+    at = {name: header.index(name) for name in header}
+    grid_cols = [at[c] for c in ("GrdX", "GrdY", "GrdZ") if c in at]
+    block_cols = [at[c] for c in ("BlkX", "BlkY", "BlkZ") if c in at]
+    samples: dict[tuple[str, Dims, Dims], list[Decimal]] = {}
+    for row in rows:
+        if len(row) <= max(at["Name"], at["Duration (ns)"], *grid_cols, *block_cols):
+            continue
+        grid = _dims(row, grid_cols)
+        duration = parse_number(row[at["Duration (ns)"]])
+        if grid is None or duration is None:
+            continue
+        key = (row[at["Name"]].strip(), grid, _dims(row, block_cols))
+        samples.setdefault(key, []).append(duration * _SCALE["ns"])
+    out = []
+    for (name, grid, block), values in samples.items():
+        timing = _from_samples(name, values, path)
+        out.append(
+            dataclasses.replace(
+                timing,
+                kind="nsys",
+                grid=grid,
+                block=block,
+                origin=f"nsys cuda_gpu_trace, median of {len(values)} launches ({path.name})",
+            )
+        )
+    return out
+
+
+def _dims(row: list[str], columns: list[int]) -> Dims:
+    values = [parse_number(row[i]) for i in columns]
+    if not values or any(v is None or v < 1 or v != int(v) for v in values):
+        return None
+    return tuple(int(v) for v in values if v is not None)

@@ -58,7 +58,18 @@ def guide_pages(generated: str) -> dict[str, str]:
         for path, name in _STATIC.items()
     }
     pages[REFERENCE_PATH] = generated + reference_page()
+    pages[MEASURE_PATH] = pages[MEASURE_PATH].replace(NCU_TABLE_MARK, _ncu_table())
     return pages
+
+
+#: Where the Nsight Compute metric table goes in measure.md.
+NCU_TABLE_MARK = "<!-- ncu-metric-table -->"
+
+
+def _ncu_table() -> str:
+    from roofgen.importers.ncu_table import markdown_table
+
+    return markdown_table()
 
 
 def reference_page() -> str:

@@ -240,3 +240,22 @@ def test_a_clock_of_zero_or_less_is_a_usage_error(capsys, clock):
     """It used to build a machine file that did not check ("please report")."""
     assert _import("--sm-clock", clock) == 2
     assert f"--sm-clock {clock!r}: a clock is above zero" in capsys.readouterr().err
+
+
+def test_control_characters_and_long_names_in_the_file_still_give_a_machine_that_checks(
+    tmp_path, capsys
+):
+    """A NUL in a name used to be written as the escape "\\0", which check refuses ("the
+    machine file roofgen built does not check; please report")."""
+    source = json.loads(FIXTURE.read_text())
+    text = json.dumps(source)
+    assert text.count('"FP64 GFLOPs"') == 1
+    text = text.replace('"FP64 GFLOPs"', '"FP64 GFLOPs\\u0000\\u001b[2J' + "D" * 5000 + '"')
+    (tmp_path / "r.json").write_text(text)
+    assert _import(source=tmp_path / "r.json") == 0, capsys.readouterr().err
+    written = (tmp_path / "m.yaml").read_text(encoding="utf-8")
+    assert "\\0" not in written and "\x1b" not in written
+    # 200 characters: 16 of them before the Ds, then 183 Ds and an ellipsis
+    assert "FP64 GFLOPs\ufffd\ufffd[2J" + "D" * 183 + "\u2026" in written
+    assert "D" * 184 not in written
+    assert main(["check", "m.yaml"]) == 0

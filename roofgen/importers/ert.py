@@ -144,7 +144,8 @@ def _pairs(section: Any, key: str, path: Path, required: bool = True) -> list[tu
             and isinstance(row[1], int | float)
             and not isinstance(row[1], bool)
         ):
-            out.append((row[0].strip(), _rate(float(row[1]), key, row[0], path)))
+            name = _text(row[0].strip())
+            out.append((name, _rate(float(row[1]), key, name, path)))
         else:
             raise ImportFailure(f"{path}: {key}.data entry {row!r} is not [name, value]")
     return out
@@ -178,9 +179,19 @@ def _metadata(meta: Any, out: dict[str, Any]) -> None:
             for line in value:
                 name, _, rest = str(line).strip().partition(" ")
                 if name and name != "META_DATA":
-                    out.setdefault(name, rest.strip())
+                    out.setdefault(name, _text(rest.strip(), None))
         else:
-            out.setdefault(key, value)
+            out.setdefault(key, _text(value, None) if isinstance(value, str) else value)
+
+
+def _text(value: str, limit: int | None = 200) -> str:
+    """Text from the ERT file as the machine file may hold it: control characters (which
+    a spec refuses, even escaped) replaced by U+FFFD, and at most ``limit`` characters
+    (a spec's texts are bounded; None: the metadata, which is parsed, not written)."""
+    from roofgen.spec.yamlscalar import UNPRINTABLE
+
+    clean = UNPRINTABLE.sub("\ufffd", value)
+    return clean if limit is None or len(clean) <= limit else clean[: limit - 1] + "\u2026"
 
 
 def _precision(name: str, run: ErtRun, given: str | None) -> str:
@@ -222,7 +233,7 @@ def _provenance(run: ErtRun, path: Path) -> str:
         parts.append(f"run {when}")
     except (TypeError, ValueError, OverflowError, OSError):
         pass
-    return " ".join(parts) + f", {path.name}"
+    return _text(" ".join(parts) + f", {path.name}", 400)
 
 
 def _run_shape(run: ErtRun) -> str:

@@ -77,12 +77,12 @@ def _shorten(text: str) -> str:
 # Characters YAML refuses in a file but a double-quoted escape ("\0", "\x01",
 # "\uFFFF") still produces. None is text a person means, and several are not XML:
 # one in a name would abort the SVG renderer.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 def printable(value: str) -> None:
     """Raise BadScalar if an escape in ``value`` produced a control character."""
-    bad = _UNPRINTABLE.search(value)
+    bad = UNPRINTABLE.search(value)
     if bad:
         raise BadScalar(
             f"the escape for U+{ord(bad.group()):04X}, a control character, is not "

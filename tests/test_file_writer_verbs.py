@@ -36,6 +36,8 @@ from roofgen.files import WriteRefused
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = ROOT / "tests" / "cases" / "valid" / "minimal"
 SGEMM = ROOT / "tests" / "data" / "ncu" / "01_sgemm.csv"
+NSYS = ROOT / "tests" / "data" / "nsys" / "cuda_gpu_trace_rtx5090_head.csv"
+TORCH = ROOT / "tests" / "data" / "torch" / "triton_example.json.gz"
 VECTOR_ADD = ROOT / "tests" / "cases" / "valid" / "a100-kernels" / "vector-add.yaml"
 VICTIM = b"#!/bin/sh\necho the victim script\n"
 OLD = b"old text\n"
@@ -80,6 +82,10 @@ VERBS = [
     Verb("diff-charts", ("diff", "base", "specs", "--charts", "out/charts"), "out/charts/pts.svg"),
     Verb("import-ncu", (*NCU, "-o", "out/imported.yaml", F), "out/imported.yaml"),
     Verb("import-into", (*NCU, "--into", "edits/into.yaml", *INTO), "edits/into.yaml", True),
+    Verb("import-nsys", ("import", "nsys", str(NSYS), "--machine", "h100-sxm", "-o",
+                         "out/nsys.yaml", F), "out/nsys.yaml"),  # fmt: skip
+    Verb("import-torch", ("import", "torch-trace", str(TORCH), "--machine", "a100-40gb-sxm",
+                          "-o", "out/torch.yaml", F), "out/torch.yaml"),  # fmt: skip
     Verb("migrate", ("migrate", "edits/old.yaml"), "edits/old.yaml", edits=True),
     Verb("new-case", (*NEW, "fresh", "--machine", "a100-40gb-sxm", F), "specs/cases/fresh.yaml"),
     Verb("vendor", ("machines", "vendor", "a100-40gb-sxm", F), "specs/machines/a100-40gb-sxm.yaml"),

@@ -82,10 +82,25 @@ VERBS = [
     Verb("diff-charts", ("diff", "base", "specs", "--charts", "out/charts"), "out/charts/pts.svg"),
     Verb("import-ncu", (*NCU, "-o", "out/imported.yaml", F), "out/imported.yaml"),
     Verb("import-into", (*NCU, "--into", "edits/into.yaml", *INTO), "edits/into.yaml", True),
-    Verb("import-nsys", ("import", "nsys", str(NSYS), "--machine", "h100-sxm", "-o",
-                         "out/nsys.yaml", F), "out/nsys.yaml"),  # fmt: skip
-    Verb("import-torch", ("import", "torch-trace", str(TORCH), "--machine", "a100-40gb-sxm",
-                          "-o", "out/torch.yaml", F), "out/torch.yaml"),  # fmt: skip
+    Verb(
+        "import-nsys",
+        ("import", "nsys", str(NSYS), "--machine", "h100-sxm", "-o", "out/nsys.yaml", F),
+        "out/nsys.yaml",
+    ),  # fmt: skip
+    Verb(
+        "import-torch",
+        (
+            "import",
+            "torch-trace",
+            str(TORCH),
+            "--machine",
+            "a100-40gb-sxm",
+            "-o",
+            "out/torch.yaml",
+            F,
+        ),
+        "out/torch.yaml",
+    ),  # fmt: skip
     Verb("migrate", ("migrate", "edits/old.yaml"), "edits/old.yaml", edits=True),
     Verb("new-case", (*NEW, "fresh", "--machine", "a100-40gb-sxm", F), "specs/cases/fresh.yaml"),
     Verb("vendor", ("machines", "vendor", "a100-40gb-sxm", F), "specs/machines/a100-40gb-sxm.yaml"),

@@ -12,6 +12,7 @@ from roofgen.commands.chart import chart_cmd
 from roofgen.commands.check import analyze_cmd, check_cmd
 from roofgen.commands.diff_cmd import diff_cmd
 from roofgen.commands.explain import explain_cmd
+from roofgen.commands.history import history_cmd
 from roofgen.commands.import_cmd import import_cmd
 from roofgen.commands.init_cmd import init_cmd
 from roofgen.commands.machines import machines_cmd
@@ -35,4 +36,5 @@ VERBS = (
     machines_cmd,
     migrate_cmd,
     new_cmd,
+    history_cmd,
 )

@@ -207,3 +207,47 @@ def test_the_chart_has_a_point_per_commit_and_launch(repo, monkeypatch):
     assert [lab["label"] for lab in spec["datasets"]["labels"]] == [
         "Add the case", "Slower", "Faster HBM",
     ]  # fmt: skip
+
+
+def _case_page(docs: Path) -> str:
+    pages = [p for p in docs.rglob("*.md") if "pts" in p.parts]
+    assert len(pages) == 1, sorted(str(p) for p in docs.rglob("*.md"))
+    return pages[0].read_text("utf-8")
+
+
+def test_the_site_has_a_history_chart_per_case_with_subjects_escaped(repo, tmp_path, make_settings):
+    from roofgen.api import build_site
+
+    _edit(repo / "specs" / "case.yaml", SLOWER, TIME)
+    _commit(repo, "</script><script>alert(1)</script> \x1b[31m", 240)
+    docs = tmp_path / "docs"
+    result = build_site([repo / "specs"], make_settings(repo), docs, markdown_only=True,
+                        cache_dir=tmp_path / "c")  # fmt: skip
+    assert result.ok, [p.format() for p in result.problems]
+    page = _case_page(docs)
+    assert "## History" in page
+    assert "Faster HBM" in page and "Add the case" in page
+    assert "<script>alert" not in page and "\x1b" not in page
+    assert "\\\\x1b[31m" in page  # the escape, as text in the chart's JSON
+
+
+def test_the_site_history_setting_turns_it_off(repo, tmp_path, make_settings):
+    from roofgen.api import build_site
+
+    docs = tmp_path / "docs"
+    settings = make_settings(repo, history=False)
+    result = build_site([repo / "specs"], settings, docs, markdown_only=True,
+                        cache_dir=tmp_path / "c")  # fmt: skip
+    assert result.ok, [p.format() for p in result.problems]
+    assert "## History" not in _case_page(docs)
+
+
+def test_a_site_outside_git_has_no_history(tmp_path, make_settings):
+    from roofgen.api import build_site
+
+    shutil.copytree(MINIMAL, tmp_path / "specs")
+    docs = tmp_path / "docs"
+    result = build_site([tmp_path / "specs"], make_settings(tmp_path), docs, markdown_only=True,
+                        cache_dir=tmp_path / "c")  # fmt: skip
+    assert result.ok, [p.format() for p in result.problems]
+    assert "## History" not in _case_page(docs)

@@ -60,9 +60,12 @@ class TreeEntry:
 
 
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ["git", "-C", str(root), *args], input=stdin, capture_output=True, check=False
-    )
+    try:
+        return subprocess.run(
+            ["git", "-C", str(root), *args], input=stdin, capture_output=True, check=False
+        )
+    except OSError as exc:  # no git on the PATH
+        raise GitReadError(f"cannot run git: {exc.strerror or exc}") from None
 
 
 def _said(run: subprocess.CompletedProcess[bytes]) -> str:

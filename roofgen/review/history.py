@@ -111,8 +111,11 @@ def history(
         cases = []
         for job in jobs:
             found = job if isinstance(job, CaseAt) else cache.outcome(job, blobs)
-            cases.append(_select(found, kernel, variant))
-        commits.append(CommitAt(commit.sha, commit.time, commit.subject, tuple(cases)))
+            found = _select(found, kernel, variant)
+            if found.points or found.status != "analysed":
+                cases.append(found)
+        if cases:
+            commits.append(CommitAt(commit.sha, commit.time, commit.subject, tuple(cases)))
     return History(tuple(commits), shallow, tuple(notes), cache.analysed, tuple(rel))
 
 

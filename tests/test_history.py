@@ -252,3 +252,35 @@ def test_a_site_outside_git_has_no_history(tmp_path, make_settings):
                         cache_dir=tmp_path / "c")  # fmt: skip
     assert result.ok, [p.format() for p in result.problems]
     assert "## History" not in _case_page(docs)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_the_site_history_chart_draws_in_the_browser(
+    repo, tmp_path, make_settings, watched_page, serve_dir
+):
+    from browser import wait_for_charts
+
+    from roofgen.api import build_site
+
+    hostile = "<img src=x onerror=pwned=1>\x1b[2J"
+    _edit(repo / "specs" / "case.yaml", SLOWER, TIME)
+    _commit(repo, hostile, 240)
+    result = build_site([repo / "specs"], make_settings(repo), tmp_path / "site", strict=True,
+                        cache_dir=tmp_path / "c")  # fmt: skip
+    assert result.ok, [p.format() for p in result.problems]
+    page = watched_page.page
+    page.goto(f"{serve_dir(tmp_path / 'site')}cases/pts/")
+    wait_for_charts(watched_page)
+    chart = page.locator('div.roofgen-chart[data-spec-id="history-1"]')
+    assert chart.get_attribute("data-roofgen-chart") == "ready"
+    assert (
+        chart.locator("g.mark-symbol.role-mark.commits_marks path").count() == 4
+    )  # a point per commit
+    texts = chart.evaluate(
+        "el => [...el.querySelectorAll('svg g.mark-text text')].map(e => e.textContent)"
+    )
+    assert {"Add the case", "Slower", "Faster HBM"} <= set(texts)
+    assert "<img src=x onerror=pwned=1>\\x1b[2J" in texts  # shown as text
+    assert page.evaluate("() => window.pwned") is None
+    watched_page.assert_clean()

@@ -117,7 +117,7 @@ def test_the_notebook_runs_with_the_notebook_extra_alone(tmp_path):
                f"{ROOT}[notebook]", "nbclient", "ipykernel"]  # fmt: skip
     done = subprocess.run(install, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
-    command = [python, "-c", RUN_NOTEBOOK, str(NOTEBOOK), str(tmp_path)]
+    command = [python, "-c", RUN_NOTEBOOK, str(NOTEBOOK), str(NOTEBOOK.parent)]
     run = subprocess.run(
         command, env=env, cwd=NOTEBOOK.parent, capture_output=True, text=True, check=False
     )

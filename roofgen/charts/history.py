@@ -102,6 +102,7 @@ def history_chart(inp: HistoryInput, *, width: int = 640, height: int = 400) -> 
             "points",
             mark("point", filled=True, size=60, clip=True),
             {"color": colour(), "description": nominal("subject"), "tooltip": tooltip(tips)},
+            name="commits",
         ),
         unit(
             "labels",

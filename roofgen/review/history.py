@@ -206,10 +206,14 @@ def _info(raw: bytes) -> _Info:
     comes later, for the cases analysed); unknown where the file does not say."""
     import yaml
 
-    found = _KIND.search(raw)
+    from roofgen.spec.yamlload import MAX_FILE_BYTES
+
+    found = _KIND.search(raw, 0, 200_000)
     if found is None:
         return _Info(None, None)
     kind = found.group(1).decode()
+    if len(raw) > MAX_FILE_BYTES:  # the check says so, for a case; never parsed here
+        return _Info(kind, None)
     try:
         data: Any = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (yaml.YAMLError, ValueError, RecursionError, UnicodeDecodeError):

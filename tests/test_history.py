@@ -149,8 +149,8 @@ def test_a_cache_hit_gives_the_same_output(repo, tmp_path):
     cache = tmp_path / "cache"
     first = _run(repo, cache_dir=cache)
     assert first.analysed == 3
-    entries = sorted((cache / "history").iterdir())
-    assert len(entries) == 3 and all(isinstance(json.loads(e.read_bytes()), dict) for e in entries)
+    (stored,) = cache.glob("history-*.json")
+    assert len(json.loads(stored.read_bytes())["entries"]) == 3
     again = _run(repo, cache_dir=cache)
     assert again.analysed == 0
     assert history_json(again) == history_json(first)
@@ -160,8 +160,10 @@ def test_a_cache_hit_gives_the_same_output(repo, tmp_path):
 def test_a_cache_entry_of_another_shape_is_a_miss(repo, tmp_path):
     cache = tmp_path / "cache"
     first = _run(repo, cache_dir=cache)
-    for entry in (cache / "history").iterdir():
-        entry.write_text('{"format": 1, "status": "analysed", "points": [[1]], "problems": []}')
+    (stored,) = cache.glob("history-*.json")
+    entries = json.loads(stored.read_bytes())["entries"]
+    bad = {"format": 1, "status": "analysed", "points": [[1]], "problems": []}
+    stored.write_text(json.dumps({"format": 1, "entries": dict.fromkeys(entries, bad)}))
     again = _run(repo, cache_dir=cache)
     assert again.analysed == 3
     assert history_json(again) == history_json(first)

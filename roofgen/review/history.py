@@ -116,6 +116,7 @@ def history(
                 cases.append(found)
         if cases:
             commits.append(CommitAt(commit.sha, commit.time, commit.subject, tuple(cases)))
+    cache.save()
     return History(tuple(commits), shallow, tuple(notes), cache.analysed, tuple(rel))
 
 
@@ -199,13 +200,15 @@ def _spec(path: str, folders: list[str]) -> bool:
 
 
 _KIND = re.compile(rb"^kind:[ \t]*['\"]?(machine|case)\b", re.MULTILINE)
+_ID = re.compile(rb"^id:[ \t]*['\"]?([a-z0-9][a-z0-9._-]*)['\"]?[ \t]*(?:#.*)?$", re.MULTILINE)
+_MACHINES = re.compile(rb"^machines:.*\n?(?:(?:[ \t#-].*)?\n?)*", re.MULTILINE)
 
 
 def _info(raw: bytes) -> _Info:
     """Kind, id and named machines of a spec blob, read leniently (the check proper
-    comes later, for the cases analysed); unknown where the file does not say."""
-    import yaml
-
+    comes later, for the cases analysed); unknown where the file does not say. The
+    top-level ``id:`` line and ``machines:`` block are read alone where they can be
+    (a whole file costs ten times as much to load), else the whole file."""
     from roofgen.spec.yamlload import MAX_FILE_BYTES
 
     found = _KIND.search(raw, 0, 200_000)
@@ -214,20 +217,36 @@ def _info(raw: bytes) -> _Info:
     kind = found.group(1).decode()
     if len(raw) > MAX_FILE_BYTES:  # the check says so, for a case; never parsed here
         return _Info(kind, None)
-    try:
-        data: Any = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (yaml.YAMLError, ValueError, RecursionError, UnicodeDecodeError):
-        return _Info(kind, None)
+    ident = _ID.findall(raw)
+    block = _MACHINES.findall(raw)
+    if len(ident) == 1 and len(block) <= 1:
+        data = _yaml(block[0]) if block else {}
+        if isinstance(data, dict):
+            return _Info(kind, ident[0].decode(), _named(data.get("machines")))
+    data = _yaml(raw)
     if not isinstance(data, dict):
         return _Info(kind, None)
-    ident = data["id"] if isinstance(data.get("id"), str) else None
-    refs: list[Any] = data["machines"] if isinstance(data.get("machines"), list) else []
+    ident_value = data["id"] if isinstance(data.get("id"), str) else None
+    return _Info(kind, ident_value, _named(data.get("machines")))
+
+
+def _yaml(raw: bytes) -> Any:
+    import yaml
+
+    try:
+        return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (yaml.YAMLError, ValueError, RecursionError, UnicodeDecodeError):
+        return None
+
+
+def _named(refs: Any) -> tuple[str, ...]:
+    """The machine ids of a case's ``machines`` (ids, or mappings with an ``id``)."""
     named = []
-    for ref in refs:
+    for ref in refs if isinstance(refs, list) else []:
         name = ref.get("id") if isinstance(ref, dict) else ref
         if isinstance(name, str):
             named.append(name)
-    return _Info(kind, ident, tuple(dict.fromkeys(named)))
+    return tuple(dict.fromkeys(named))
 
 
 def _select(found: CaseAt, kernel: str | None, variant: str | None) -> CaseAt:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,11 @@ from roofgen.analysis.analyse import analyse
 from roofgen.analysis.bounds import Thresholds
 from roofgen.files import write_cache_entry
 from roofgen.problems import Problem, Severity
+from roofgen.spec import quantity
 
 __all__ = ["Cache", "CaseAt", "Job", "Point", "analyse_blobs"]
 
 _FORMAT = 1
-_FOLDER = "history"
 
 
 @dataclass(frozen=True)
@@ -67,49 +68,81 @@ class Job:
 
 class Cache:
     """Outcomes by (case blob, machine blobs, roofgen, thresholds): in memory for one
-    run, and in ``folder``'s ``history/`` entries across runs (None: no cache)."""
+    run, and across runs in one file of ``folder`` (None: no cache), read once and
+    written once (:meth:`save`). The file's name holds a digest of roofgen and the
+    thresholds; an entry's key, of the case's path and blob and its machines'."""
 
     def __init__(self, folder: Path | None, thresholds: Thresholds):
         from roofgen.spec.file_cache import roofgen_digest
 
-        self.folder = Path(folder) / _FOLDER if folder is not None else None
         self.thresholds = thresholds
-        self._salt = f"{roofgen_digest()}\n{thresholds!r}\n"
+        salt = hashlib.sha256(f"{roofgen_digest()}\n{thresholds!r}\n".encode()).hexdigest()
+        self.file = Path(folder) / f"history-{salt[:16]}.json" if folder is not None else None
+        # The units parsed by earlier runs and checks (the same table as a build's).
+        self.units = Path(folder) / f"units-{roofgen_digest()[:16]}.json" if folder else None
+        self._units_held = quantity.read_unit_table(self.units) if self.units else frozenset()
+        self._stored = _read_entries(self.file) if self.file is not None else {}
+        self._new: dict[str, Any] = {}
         self._held: dict[str, CaseAt] = {}
+        self._machines: dict[tuple[str, str], tuple[Any, list[Problem]]] = {}
         self.analysed = 0
 
     def outcome(self, job: Job, blobs: dict[str, bytes]) -> CaseAt:
         key = self._key(job)
         held = self._held.get(key)
+        if held is None and key in self._stored:
+            held = _from_json(self._stored[key], job)
         if held is None:
-            held = self._read(key, job)
-        if held is None:
-            machines = [(path, blobs[oid]) for path, oid in job.machines]
-            held = analyse_blobs(job, blobs[job.blob], machines, self.thresholds)
+            held = self._analyse(job, blobs)
             self.analysed += 1
-            self._write(key, held)
+            self._new[key] = _to_json(held)
         self._held[key] = held
         return held
 
+    def _analyse(self, job: Job, blobs: dict[str, bytes]) -> CaseAt:
+        machines = []
+        for path, oid in job.machines:  # each machine blob parsed once a run
+            if (path, oid) not in self._machines:
+                self._machines[(path, oid)] = _parsed(blobs[oid], path)
+            machines.append(self._machines[(path, oid)])
+        return analyse_blobs(job, blobs[job.blob], machines, self.thresholds)
+
     def _key(self, job: Job) -> str:
-        h = hashlib.sha256(self._salt.encode())
-        h.update(f"{job.file}\n{job.blob}\n".encode("utf-8", "surrogateescape"))
+        h = hashlib.sha256(f"{job.file}\n{job.blob}\n".encode("utf-8", "surrogateescape"))
         for path, oid in job.machines:
             h.update(f"{path}\n{oid}\n".encode("utf-8", "surrogateescape"))
         return h.hexdigest()
 
-    def _read(self, key: str, job: Job) -> CaseAt | None:
-        if self.folder is None:
-            return None
-        try:
-            data = json.loads((self.folder / f"{key}.json").read_bytes())
-        except (OSError, ValueError, RecursionError):
-            return None
-        return _from_json(data, job)
+    def save(self) -> None:
+        """Write the entries of this run's new outcomes (with the earlier ones, up to
+        :data:`MAX_ENTRIES`, the oldest dropped first); nothing when nothing is new."""
+        if self.units is not None:
+            quantity.write_unit_table(self.units, self._units_held)
+        if self.file is None or not self._new:
+            return
+        entries = {**self._stored, **self._new}
+        kept = dict(list(entries.items())[-MAX_ENTRIES:])
+        text = json.dumps({"format": _FORMAT, "entries": kept}, allow_nan=False)
+        write_cache_entry(self.file, text, replaces="history-*.json")
 
-    def _write(self, key: str, found: CaseAt) -> None:
-        if self.folder is not None:
-            write_cache_entry(self.folder / f"{key}.json", json.dumps(_to_json(found)))
+
+MAX_ENTRIES = 50_000  # outcomes kept in a project's history cache (~300 bytes each)
+_KEY = re.compile(r"[0-9a-f]{64}")
+
+
+def _read_entries(path: Path) -> dict[str, Any]:
+    """The entries of a cache file of exactly the shape :meth:`Cache.save` writes, else
+    none (each entry is checked again when it is used)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict) or set(data) != {"format", "entries"}:
+        return {}
+    entries = data["entries"]
+    if data["format"] != _FORMAT or not isinstance(entries, dict):
+        return {}
+    return {k: v for k, v in entries.items() if isinstance(k, str) and _KEY.fullmatch(k)}
 
 
 def _to_json(found: CaseAt) -> dict[str, Any]:
@@ -155,30 +188,40 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _parsed(raw: bytes, shown: str) -> tuple[Any, list[Problem]]:
+    """A spec blob migrated and parsed: its (document, kind) or None, and the problems."""
+    from roofgen.spec.load import parse_bytes
+
+    current, problems = _current(raw, shown)
+    if current is None:
+        return None, problems
+    parsed, found = parse_bytes(current, shown)
+    return parsed, problems + found
+
+
 def analyse_blobs(
-    job: Job, case: bytes, machines: list[tuple[str, bytes]], thresholds: Thresholds
+    job: Job,
+    case: bytes,
+    machines: list[tuple[Any, list[Problem]]],
+    thresholds: Thresholds,
 ) -> CaseAt:
-    """The case of ``job`` checked and analysed from its bytes and its machines'."""
-    from roofgen.spec.load import load_documents, parse_bytes
+    """The case of ``job`` checked and analysed from its bytes, with its machines as
+    :func:`_parsed` gives them."""
+    from roofgen.spec.load import load_documents
 
     docs = []
     problems: list[Problem] = []
-    for shown, raw in [(job.file, case), *machines]:
-        current, found = _current(raw, shown)
-        problems += found
-        if current is None:
-            continue
-        parsed, found = parse_bytes(current, shown)
+    for parsed, found in [_parsed(case, job.file), *machines]:
         problems += found
         if parsed is not None:
             docs.append(parsed)
     if not _errors(problems):
-        loaded = load_documents(docs, problems, set(), (job.file, *(p for p, _ in machines)))
+        names = (job.file, *(path for path, _ in job.machines))
+        loaded = load_documents(docs, problems, set(), names)
         problems = loaded.problems
         if loaded.specs is not None and not _errors(problems):
-            return CaseAt(
-                job.case, job.file, "analysed", _points(analyse(loaded.specs, thresholds))
-            )
+            analysis = analyse(loaded.specs, thresholds)
+            return CaseAt(job.case, job.file, "analysed", _points(analysis))
     return CaseAt(job.case, job.file, "invalid", problems=tuple(_errors(problems)))
 
 

@@ -286,3 +286,16 @@ def test_the_site_history_chart_draws_in_the_browser(
     assert "<img src=x onerror=pwned=1>\\x1b[2J" in texts  # shown as text
     assert page.evaluate("() => window.pwned") is None
     watched_page.assert_clean()
+
+
+def test_a_merged_branch_is_one_commit_on_the_first_parent_line(repo):
+    main_branch = _git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    _git(repo, "checkout", "-qb", "topic")
+    _edit(repo / "specs" / "case.yaml", SLOWER, TIME)
+    _commit(repo, "On the branch", 240)
+    _git(repo, "checkout", "-q", main_branch)
+    _git(repo, "merge", "-q", "--no-ff", "-m", "Merge topic", "topic", when=300)
+    found = _run(repo)
+    assert [c.subject for c in found.commits][-2:] == ["Faster HBM", "Merge topic"]
+    point = found.commits[-1].cases[0].points[0]
+    assert point.time_s == pytest.approx(1.1e-3)

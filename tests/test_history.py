@@ -299,3 +299,22 @@ def test_a_merged_branch_is_one_commit_on_the_first_parent_line(repo):
     assert [c.subject for c in found.commits][-2:] == ["Faster HBM", "Merge topic"]
     point = found.commits[-1].cases[0].points[0]
     assert point.time_s == pytest.approx(1.1e-3)
+
+
+def test_a_long_history_keeps_its_subjects_to_the_tooltips():
+    from roofgen.charts.history import MAX_LABELS, HistoryInput, HistoryPoint, history_chart
+
+    def chart(n: int) -> dict:
+        points = tuple(
+            HistoryPoint(i, f"{i:012x}", "2026-01-01T00:00:00Z", f"commit {i}", "k/v", 1e-3)
+            for i in range(n)
+        )
+        return history_chart(HistoryInput("t", points))
+
+    assert [r["label"] for r in chart(2)["datasets"]["labels"]] == ["commit 0", "commit 1"]
+    many = chart(MAX_LABELS + 1)
+    assert many["datasets"]["labels"] == []
+    assert len(many["datasets"]["points"]) == MAX_LABELS + 1
+    assert {"field": "subject", "title": "Subject", "type": "nominal"} in (
+        many["layer"][1]["encoding"]["tooltip"]
+    )

@@ -3,7 +3,8 @@
 x: the commits, oldest first (each labelled by its short SHA); y: the time of one
 call of each launch, log. A line per kernel and variant, a point per commit; each
 commit's subject is written above its points, and every point's tooltip gives the
-date, the subject, the efficiency and the binding resource. Subjects are text in
+date, the subject, the efficiency and the binding resource (a history of more than
+:data:`MAX_LABELS` commits keeps its subjects to the tooltips). Subjects are text in
 the chart's data (drawn as SVG text, never markup); control characters must be
 escaped by whoever makes the input.
 """
@@ -20,6 +21,8 @@ from roofgen.units import fmt_percent, fmt_time
 
 CHART_KIND = "roofgen.history"
 _LABEL_CHARS = 40
+#: Above this many commits the subjects would cover each other: they stay in the tooltips.
+MAX_LABELS = 40
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ def history_chart(inp: HistoryInput, *, width: int = 640, height: int = 400) -> 
     labels = [
         {"commit": r["commit"], "y": r["y"], "label": _short(r["subject"])}
         for _, r in sorted(top.items())
-    ]
+    ][: MAX_LABELS if len(top) <= MAX_LABELS else 0]
     series = list(dict.fromkeys(r["series"] for r in rows))
     commits = [r["commit"] for _, r in sorted(top.items())]
     ydom = log_domain([r["y"] for r in rows], (1e-6, 1e-2), pad_decades=0.3, min_decades=2.0)

@@ -83,6 +83,8 @@ class ComputeUnit:
     ceilings: tuple[SubCeiling, ...] = ()
     clock_scaled: bool = True
     clock_hz: float | None = None  # the clock its peaks assume unless a peak states its own
+    # precision -> J/FLOP (J/OP for int*) of this unit; overrides Power.energy_per_flop_j
+    energy_per_flop_j: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -108,9 +110,17 @@ class Link:
 @dataclass(frozen=True)
 class Power:
     limit: Roof  # W
-    idle_w: float = 0.0
+    # Choi's constant power under load (pi0), W; None when the machine does not state it
+    constant_w: float | None = None
     energy_per_flop_j: dict[str, float] = field(default_factory=dict)  # precision -> J/FLOP
     energy_per_byte_j: dict[str, float] = field(default_factory=dict)  # level -> J/B
+    fit: dict[str, object] | None = None  # provenance written by `roofgen fit energy`
+
+    def energy_per_flop(self, unit: ComputeUnit, precision: str) -> float | None:
+        """J per FLOP (OP) of ``precision`` on ``unit``: the unit's own coefficient,
+        else the machine's for that precision; None when neither is stated."""
+        own = unit.energy_per_flop_j.get(precision)
+        return own if own is not None else self.energy_per_flop_j.get(precision)
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,10 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("user-cache")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(folder))
+        # A CI runner's own settings must not reach the tests: its job summary, its
+        # workspace, forced colour (tests that want them set their own).
+        for name in ("GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE", "CI_PROJECT_DIR", "FORCE_COLOR"):
+            patch.delenv(name, raising=False)
         yield folder
 
 

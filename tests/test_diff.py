@@ -46,11 +46,15 @@ def test_significant_regression_fails_beyond_the_threshold(tmp_path, capsys, mon
     assert status == 0
     lines = out.splitlines()
     assert lines[0] == MARKER
-    assert lines[1] == (
-        "**roofgen diff** `base` → `head`: 0 significantly faster, 0 within noise, 1 regression"
+    # 1.1 ms -> 1.3 ms: 1.1 / 1.3 = 0.846x; intervals 1.09/1.31 = 0.832, 1.12/1.29 = 0.868.
+    assert lines[1] == "**roofgen diff**: 1 kernel slower: `low` 0.85x (threshold 5%)"
+    assert lines[3].startswith("`base` → `head` · threshold 5% · roofgen ")
+    # ln(1.3 / 1.1) / ln(1.05) = 3.4: three blocks.
+    assert (
+        "| `low` | `pts` / `base` | 1.1 ms | 1.3 ms | 0.85x (0.83–0.87) | ▼ ███ | **slower** |"
+        in out
     )
-    assert "| `pts` | `base` | 1.1 ms → 1.3 ms | 0.85x (0.83-0.87) | regression |" in out
-    assert "<details><summary>Launches (1 changed)</summary>" in out
+    assert "#### Kernels (1 changed)" in out
     # 18% slower: fails at 10%, passes at 20%.
     argv = ["diff", "base", "head", "--format", "json", "--fail-on-regression"]
     assert run([*argv, "10"], capsys, monkeypatch, tmp_path)[0] == 3
@@ -107,8 +111,9 @@ def test_report_fits_a_pull_request_comment(tmp_path, capsys, monkeypatch):
     status, out, _ = run(["diff", "base", "head"], capsys, monkeypatch, tmp_path)
     assert status == 0
     assert len(out) < COMMENT_LIMIT
-    assert re.search(r"\d+ more launches omitted to fit a comment", out)
-    assert "60 regressions" in out.splitlines()[1]
+    assert re.search(r"\d+ more kernels omitted to fit a comment", out)
+    assert "<details><summary>Kernels (1200 changed)</summary>" in out  # folded: over 20 rows
+    assert "1200 kernels slower" in out.splitlines()[1]
 
 
 def test_invalid_side_is_status_1(tmp_path, capsys, monkeypatch):
@@ -140,7 +145,7 @@ def test_git_revisions_and_a_shallow_clone(tmp_path, capsys, monkeypatch):
                            monkeypatch, repo)  # fmt: skip
     assert status == 0, err
     report = (repo / "report.md").read_text()
-    assert "1 significantly faster, 0 within noise, 0 regressions" in report
+    assert "1 kernel faster: `low` 1.22x (threshold 5%)" in report  # 1.1 / 0.9
     assert (repo / "report-charts" / "pts.svg").read_text().startswith("<svg")
     # The first commit has no specs folder: every case is new.
     status, out, _ = run(["diff", "git:HEAD~2", "specs"], capsys, monkeypatch, repo)
@@ -184,7 +189,7 @@ def test_report_quotes_no_mention_no_issue_reference_and_no_markup(tmp_path, cap
     assert "<img" not in out and "](" not in out.split("Preview of the site:")[1].split("\n")[0]
     # The folder's name is one code span, fenced by more backticks than it holds (and
     # padded, as it ends with one).
-    assert out.splitlines()[1].startswith("**roofgen diff** `` @octocat `#2` `` → `head`: ")
+    assert out.splitlines()[3].startswith("`` @octocat `#2` `` → `head` · threshold 5%")
     # The link to the case page still works, its @ percent-encoded.
     assert "(https://perf.test/%40org/team/cases/pts/index.html)" in out
 
@@ -205,7 +210,7 @@ def test_every_table_is_cut_to_fit_a_comment(tmp_path, capsys, monkeypatch):
     status, out, _ = run(["diff", "base", "head"], capsys, monkeypatch, tmp_path)
     assert status == 0
     assert len(out) < COMMENT_LIMIT
-    shown = sum(1 for line in out.splitlines() if line.startswith("| `pts` | `variant-"))
-    omitted = int(re.search(r"(\d+) more variants omitted to fit a comment", out).group(1))
+    shown = sum(1 for line in out.splitlines() if line.startswith("| `low` | `pts` / `variant-"))
+    omitted = int(re.search(r"(\d+) more kernels omitted to fit a comment", out).group(1))
     assert 0 < shown < 1500 and shown + omitted == 1500
-    assert "1500 regressions" in out.splitlines()[1]
+    assert "1500 kernels slower" in out.splitlines()[1]

@@ -1,6 +1,6 @@
 """The energy roofline (Choi, Bedard, Fowler, Vuduc, IPDPS 2013) and the power limit:
-energy = e_flop x FLOPs + e_byte x bytes + idle power x time; the power limit binds
-through dynamic energy / (limit - idle); measured energy never binds; a power-limited
+energy = e_flop x FLOPs + e_byte x bytes + constant power x time; the power limit binds
+through dynamic energy / (limit - constant power); measured energy never binds; a power-limited
 launch is recognised by its clock. The coefficients below are test figures, not a
 real machine's."""
 
@@ -37,7 +37,7 @@ MACHINE: dict[str, Any] = {
     ],
     "power": {
         "limit": "400 W",
-        "idle": "100 W",
+        "constant": "100 W",
         "energy_per_flop": {"bf16": "0.5 pJ/FLOP", "fp32": "2 pJ/FLOP"},
         "energy_per_byte": {"hbm": "10 pJ/B", "l2": "2 pJ/B"},
     },
@@ -61,10 +61,10 @@ def test_dynamic_energy_by_hand():
     assert dynamic_energy_j(machine, _launch().measurement) == pytest.approx(DYNAMIC_J)
 
 
-def test_energy_with_idle_power_over_the_measured_time():
+def test_energy_with_constant_power_over_the_measured_time():
     e = energy_result(build.machine(MACHINE), _launch().measurement)
     assert e.dynamic_j == pytest.approx(DYNAMIC_J)
-    assert e.idle_j == pytest.approx(0.5)  # 100 W x 5 ms
+    assert e.constant_j == pytest.approx(0.5)  # 100 W x 5 ms
     assert e.modelled_j == pytest.approx(1.034)
     assert e.measured_j is None
     assert e.flop == pytest.approx(1.01e12)
@@ -125,7 +125,7 @@ def test_power_limited_launch_is_recognised_by_its_clock():
 
 def test_energy_roofline_arch_and_power_by_hand():
     model = EnergyModel("bf16", 0.5e-12, 10e-12, 100.0, 312e12, 1.555e12)
-    # Compute-bound at 1000 FLOP/B: idle power over 1/312e12 s per FLOP.
+    # Compute-bound at 1000 FLOP/B: constant power over 1/312e12 s per FLOP.
     expected = 1 / (0.5e-12 + 10e-12 / 1000 + 100 / 312e12)
     assert arch_flop_per_j(model, 1000.0) == pytest.approx(expected)
     # Memory-bound at 1 FLOP/B: runs at 1.555 TFLOP/s.

@@ -35,7 +35,7 @@ links:
   - {id: nvlink, kind: nvlink, bandwidth_per_direction: 100 GB/s, latency: 2 us}
 power:
   limit: 300 W
-  idle: 100 W
+  constant: 100 W
   energy_per_flop: {bf16: 1 pJ/FLOP}
   energy_per_byte: {hbm: 10 pJ/B}
 issue: {sms: 10, schedulers_per_sm: 4}

@@ -246,37 +246,47 @@ def _power(machine: Machine, m: Measurement, basis: Basis, acc: _Acc) -> None:
     if power is None:
         return
     # The power limit bounds time through the energy the work needs: at most
-    # (limit - idle) watts are available for it. Measured energy says nothing here:
-    # an enforced limit caps average power, so measured energy / limit never exceeds
+    # (limit - constant power) watts are available for it. Measured energy says nothing
+    # here: an enforced limit caps average power, so measured energy / limit never exceeds
     # the measured time. A power-limited launch shows instead by its clock (below the
     # roofs' clock while average power sits at the limit): see analysis.energy.
+    # Without a stated constant power the whole limit is taken as available: a weaker
+    # bound, still a lower bound on time since constant power is never negative.
     limit, used = _pick(power.limit, basis)
+    constant = power.constant_w or 0.0
     modelled = dynamic_energy_j(machine, m)
-    if modelled is None or limit <= power.idle_w:
+    if modelled is None or limit <= constant:
         acc.unknown.append("power")
         return
-    acc.seconds["power"] = modelled / (limit - power.idle_w)
+    acc.seconds["power"] = modelled / (limit - constant)
     acc.basis["power"] = used
 
 
 def dynamic_energy_j(machine: Machine, m: Measurement) -> float | None:
     """Dynamic energy (J) of the work from per-FLOP and per-byte coefficients.
 
-    Sum over precisions of e_flop x FLOPs (executed: a 2:4 sparse FLOP count is
-    dense-equivalent, so half of it) plus sum over levels of e_byte x bytes; ``None``
-    when a coefficient the work needs is missing.
+    Sum over units and precisions of e_flop x FLOPs (the unit's own coefficient, else the
+    machine's for that precision; executed work: a 2:4 sparse FLOP count is
+    dense-equivalent, so half of it) plus sum over levels of e_byte x bytes (incremental
+    coefficients: a byte from device memory also passes the caches above it, so it pays
+    each level's); ``None`` when a coefficient the work needs is missing.
     """
     power = machine.power
     if power is None or m.flops is None or m.bytes is None:
         return None
-    if not power.energy_per_flop_j or not power.energy_per_byte_j:
-        return None
+    units = {u.id: u for u in machine.compute}
     energy = 0.0
-    for by_precision in m.flops.values():
+    for unit_id, by_precision in m.flops.items():
+        unit = units.get(unit_id)
         for precision, work in by_precision.items():
             if precision == "transcendental":
                 continue  # no coefficient for transcendental ops: the model leaves them out
-            coefficient = power.energy_per_flop_j.get(precision.removesuffix("-sparse"))
+            base = precision.removesuffix("-sparse")
+            coefficient = (
+                power.energy_per_flop(unit, base)
+                if unit is not None
+                else power.energy_per_flop_j.get(base)
+            )
             if coefficient is None:
                 return None
             executed = work / 2 if precision.endswith("-sparse") else work

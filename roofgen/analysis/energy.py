@@ -1,6 +1,6 @@
 """The energy roofline (Choi, Bedard, Fowler and Vuduc, IPDPS 2013). Pure.
 
-Energy = e_flop x FLOPs + sum of e_byte x bytes + idle power x time. The power limit
+Energy = e_flop x FLOPs + sum of e_byte x bytes + constant power x time. The power limit
 is a roof on time (see :mod:`roofgen.analysis.bounds`); a launch held back by it shows
 by its clock, below the roofs' clock while average power sits at the limit.
 """
@@ -24,8 +24,9 @@ class EnergyResult:
     """Energy of one call of a launch (J).
 
     ``measured_j``: the measured energy, or average power x time. ``dynamic_j``: the
-    model's e_flop x FLOPs + sum of e_byte x bytes; ``idle_j``: idle power x measured
-    time; ``modelled_j`` their sum (Choi et al.: energy = work + constant power x time).
+    model's e_flop x FLOPs + sum of e_byte x bytes; ``constant_j``: the machine's constant
+    power under load x measured time; ``modelled_j`` their sum (Choi et al.: energy = work +
+    constant power x time), None when either is unknown.
     ``average_power_w``: measured (W); ``flop``: floating-point work (FLOP);
     ``device_bytes``: bytes at device memory (B); ``power_limited``: the SM clock ran
     below the roofs' clock while average power sat at the limit.
@@ -33,7 +34,7 @@ class EnergyResult:
 
     measured_j: float | None
     dynamic_j: float | None
-    idle_j: float | None
+    constant_j: float | None
     modelled_j: float | None
     average_power_w: float | None
     flop: float | None
@@ -75,15 +76,14 @@ def energy_result(machine: Machine, m: Measurement) -> EnergyResult:
         else (measured / t if measured is not None else None)
     )
     dynamic = dynamic_energy_j(machine, m)
-    idle = machine.power.idle_w * t if machine.power is not None and machine.power.idle_w else None
-    modelled = None
-    if dynamic is not None:
-        modelled = dynamic + (idle or 0.0)
+    pi0 = machine.power.constant_w if machine.power is not None else None
+    constant = pi0 * t if pi0 is not None else None
+    modelled = dynamic + constant if dynamic is not None and constant is not None else None
     device = device_level(machine)
     return EnergyResult(
         measured,
         dynamic,
-        idle,
+        constant,
         modelled,
         power,
         floating_point_work(m),

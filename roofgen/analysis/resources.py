@@ -70,7 +70,7 @@ def resource_demand(
     if resource == "issue":
         return m.instructions, "inst", "inst/s", "warp instructions"
     if resource == "power":
-        return dynamic_energy_j(machine, m), "J", "W", "dynamic energy over the power above idle"
+        return dynamic_energy_j(machine, m), "J", "W", "dynamic energy over limit - constant power"
     if resource == "launch":
         count = (m.launches or 0) + (m.syncs or 0)
         return float(count), "launch", "", f"{m.launches or 0} launch(es), {m.syncs or 0} sync(s)"

@@ -211,6 +211,7 @@ _REEXPORTS = {
     "CURRENT": "roofgen.spec.migrate",
     "MigrationError": "roofgen.spec.migrate",
     "migrate_text": "roofgen.spec.migrate",
+    "pending_renames": "roofgen.spec.migrate",
     "read_version": "roofgen.spec.migrate",
 }
 

@@ -12,6 +12,7 @@ from roofgen.commands.chart import chart_cmd
 from roofgen.commands.check import analyze_cmd, check_cmd
 from roofgen.commands.diff_cmd import diff_cmd
 from roofgen.commands.explain import explain_cmd
+from roofgen.commands.fit import fit_cmd
 from roofgen.commands.history import history_cmd
 from roofgen.commands.import_cmd import import_cmd
 from roofgen.commands.init_cmd import init_cmd
@@ -31,6 +32,7 @@ VERBS = (
     chart_cmd,
     diff_cmd,
     explain_cmd,
+    fit_cmd,
     import_cmd,
     init_cmd,
     machines_cmd,

@@ -22,7 +22,9 @@ from roofgen.commands.common import (
 
 @click.command("check")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "gitlab"]),
+              default="text", help="github: workflow commands (annotations) and the job "
+              "summary; gitlab: a Code Quality report (JSON).")  # fmt: skip
 @click.option("-o", "--output", default="-", help="Where the report goes ('-': stdout).")
 @click.option("--force", is_flag=True, help="Overwrite the output file.")
 @common
@@ -39,7 +41,11 @@ def check_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, strict
             "problems": [p.to_json() for p in result.problems],
         }
         write_output(json_text(doc), output, force)
-    elif not quiet:
+    elif fmt in ("github", "gitlab"):
+        from roofgen.commands.ci_output import write_ci_report
+
+        write_ci_report(fmt, result, output, force, verbose, strict)
+    if fmt != "json" and not quiet:
         counts = count_problems(result.problems)
         say(f"{len(result.files)} file(s) checked: {counts}", fg="red" if failed else "green")
     if failed:
@@ -61,7 +67,7 @@ def analyze_cmd(paths: tuple[str, ...], fmt: str, indent: bool | None, output: s
     """Analyse the specs: bounds, binding roof, efficiency, headroom per launch and variant."""
     from roofgen.api import analysis_csv, analysis_json_chunks, analysis_text
 
-    result = run_check(paths, strict, quiet, verbose)
+    result = run_check(paths, strict, quiet, verbose, "analyze")
     if result.failed(strict) or result.analysis is None:
         raise Failure(EXIT_INVALID)
     text: str | Iterable[str]

@@ -31,17 +31,31 @@ class Failure(Exception):
         self.status = status
 
 
-def use_colour(stream: Any) -> bool:
-    if os.environ.get("NO_COLOR") or os.environ.get("CI"):
-        return False
+def is_terminal(stream: Any) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def use_colour(stream: Any) -> bool:
+    """Colour on ``stream``: never with ``NO_COLOR`` (no-color.org); always with
+    ``FORCE_COLOR`` (force-color.org; ``0`` or ``false`` turn it off), CI included, as CI
+    logs that show colour ask for it that way; else only on a terminal, and not in CI."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    force = os.environ.get("FORCE_COLOR", "")
+    if force:
+        return force.strip().lower() not in ("0", "false")
+    if os.environ.get("CI"):
+        return False
+    return is_terminal(stream)
 
 
 def say(message: str, *, err: bool = True, fg: str | None = None) -> None:
     stream = sys.stderr if err else sys.stdout
-    if fg and use_colour(stream):
+    colour = bool(fg) and use_colour(stream)
+    if colour and fg:
         message = click.style(message, fg=fg)
-    click.echo(message, err=err)
+    # click strips styles when the stream is not a terminal: FORCE_COLOR keeps them.
+    click.echo(message, err=err, color=colour or None)
 
 
 def versions() -> dict[str, str]:
@@ -117,16 +131,23 @@ def write_output(text: str | Iterable[str], output: str, force: bool) -> None:
     write_file(target, text)
 
 
-def run_check(paths: tuple[str, ...], strict: bool, quiet: bool, verbose: bool) -> Any:
+def run_check(paths: tuple[str, ...], strict: bool, quiet: bool, verbose: bool,
+              verb: str = "check") -> Any:  # fmt: skip
     from roofgen.api import check
 
     settings = current_settings()
-    result = check(
-        spec_paths(paths, settings),
-        thresholds=settings.thresholds,
-        rules_file=settings.rules,
-        display_root=Path.cwd(),
-    )
+    progress = start_progress(quiet, verb)
+    if progress is not None:
+        progress("checking specs", 0, 0)
+    try:
+        result = check(
+            spec_paths(paths, settings),
+            thresholds=settings.thresholds,
+            rules_file=settings.rules,
+            display_root=Path.cwd(),
+        )
+    finally:
+        end_progress(progress)
     report_problems(result.problems, quiet, verbose, strict)
     return result
 
@@ -138,9 +159,18 @@ def count_problems(problems: list[Any]) -> str:
     return f"{c['error']} error(s), {c['warning']} warning(s), {c['note']} note(s)"
 
 
-def start_progress(quiet: bool) -> Callable[[str, int, int], None] | None:
-    """A one-line progress display on a terminal (not in CI, with NO_COLOR or -q)."""
-    if quiet or not use_colour(sys.stderr):
+def start_progress(quiet: bool, verb: str = "build") -> Callable[[str, int, int], None] | None:
+    """Progress of a long step: on a terminal, one line redrawn in place (not in CI, not
+    with NO_COLOR); elsewhere (a CI log), a line every :data:`PROGRESS_EVERY_S` seconds
+    while the step runs (``build: rendering charts 340/1000, 41 s``), so that a long build
+    is not minutes of silence. None with ``-q``."""
+    if quiet:
+        return None
+    if not is_terminal(sys.stderr):
+        from roofgen.commands.progress import Ticker
+
+        return Ticker(verb, PROGRESS_EVERY_S, sys.stderr).start()
+    if os.environ.get("NO_COLOR") or os.environ.get("CI"):
         return None
 
     def show(step: str, done: int, total: int) -> None:
@@ -151,10 +181,19 @@ def start_progress(quiet: bool) -> Callable[[str, int, int], None] | None:
     return show
 
 
+#: Seconds between progress lines when stderr is not a terminal.
+PROGRESS_EVERY_S = 10.0
+
+
 def end_progress(progress: Callable[[str, int, int], None] | None) -> None:
-    if progress is not None:
-        sys.stderr.write("\r\033[K")
-        sys.stderr.flush()
+    if progress is None:
+        return
+    stop = getattr(progress, "stop", None)
+    if stop is not None:
+        stop()
+        return
+    sys.stderr.write("\r\033[K")
+    sys.stderr.flush()
 
 
 def shown(path: Path) -> str:

@@ -326,3 +326,13 @@ def ert_cmd(
     write_output(imported.text, output, force)
     if not quiet and output != "-":
         say(f"wrote {shown(Path(output))}: machine {ident} with measured roofs", fg="green")
+
+
+def _add_trace_commands() -> None:
+    from roofgen.commands.import_traces import nsys_cmd, torch_trace_cmd
+
+    import_cmd.add_command(nsys_cmd)
+    import_cmd.add_command(torch_trace_cmd)
+
+
+_add_trace_commands()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -58,7 +59,6 @@ def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> s
         lf_text,
         migrate_text,
         read_file,
-        read_version,
         write_edited,
     )
     from roofgen.files import WriteRefused
@@ -73,18 +73,17 @@ def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> s
     except UnicodeDecodeError:
         say(f"{shown(path)}: not UTF-8 text; nothing done", fg="red")
         return "failed"
-    if read_version(text) == CURRENT:
-        if verbose:
-            say(f"{shown(path)}: format version {CURRENT}, up to date")
-        return "current"
     try:
         result = migrate_text(text)
     except MigrationError as exc:
         say(f"{shown(path)}: {exc}", fg="red")
         return "failed"
+    if not result.changed:
+        if verbose:
+            say(f"{shown(path)}: format version {CURRENT}, up to date")
+        return "current"
     if check_only:
-        say(f"{shown(path)}: format version {result.before}; `roofgen migrate` moves it "
-            f"to version {result.after}", fg="yellow")  # fmt: skip
+        say(f"{shown(path)}: {_pending(result)}", fg="yellow")
         return "pending"
     try:
         write_edited(path, result.text, raw)
@@ -92,7 +91,16 @@ def _migrate_file(path: Path, check_only: bool, quiet: bool, verbose: bool) -> s
         say(str(exc), fg="red")
         return "failed"
     if not quiet:
-        say(f"migrated {shown(path)}: version {result.before} -> {result.after}", fg="green")
+        moved = f"version {result.before} -> {result.after}"
+        if result.before == result.after:
+            moved = f"version {result.after}, keys renamed"
+        say(f"migrated {shown(path)}: {moved}", fg="green")
         for note in result.notes:
             say(f"  {note}")
     return "pending"
+
+
+def _pending(result: Any) -> str:
+    if result.before == result.after:
+        return "renamed keys; `roofgen migrate` renames them: " + "; ".join(result.notes)
+    return f"format version {result.before}; `roofgen migrate` moves it to version {result.after}"

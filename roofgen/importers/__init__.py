@@ -59,4 +59,16 @@ IMPORTERS: tuple[Importer, ...] = (
         "machine",
         "roofgen.importers.ert",
     ),
+    Importer(
+        "nsys",
+        "Nsight Systems traces (nsys export --type sqlite; nsys stats cuda_gpu_trace CSV)",
+        "case",
+        "roofgen.importers.nsys",
+    ),
+    Importer(
+        "torch-trace",
+        "torch.profiler Chrome-trace JSON (gzipped or not)",
+        "case",
+        "roofgen.importers.torch_trace",
+    ),
 )

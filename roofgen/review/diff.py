@@ -11,13 +11,15 @@ move but whose bound did moved because its roofs moved.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 from roofgen.analysis.analyse import Analysis, LaunchResult, VariantResult
 from roofgen.analysis.compare import Interval, Movement, Speedup, interval, speedup
 from roofgen.model import Machine, Roof, Specs
+from roofgen.resources import resource_names
+from roofgen.spec.library import DISPLAY_ROOT as LIBRARY_ROOT
 
 Status = Literal["changed", "added", "removed"]
 Verdict = Literal["faster", "regression", "within noise", "unknown noise", "unchanged"]
@@ -39,6 +41,7 @@ class Change:
     base_efficiency: float | None
     head_efficiency: float | None
     roofs_moved: bool  # the bound changed while the time did not
+    machine: str = ""  # the machine it ran on (at head; at base for a removed one)
 
     @property
     def verdict(self) -> Verdict:
@@ -74,6 +77,13 @@ class Diff:
     roofs: tuple[RoofChange, ...]
     cases_added: tuple[str, ...]
     cases_removed: tuple[str, ...]
+    #: Display names of each machine's resources (``memory.hbm`` -> ``HBM2``), head's
+    #: where a machine is on both sides.
+    names: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: Kernel display names by (case, kernel id), head's where on both sides.
+    kernel_names: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    #: The machines the changes ran on: (id, library version or None for a team's file).
+    machines: tuple[tuple[str, int | None], ...] = ()
 
     def counts(self) -> dict[str, int]:
         """Verdicts over the changed variants (the unit a reviewer reads)."""
@@ -175,17 +185,30 @@ def diff(base: Specs, base_analysis: Analysis, head: Specs, head_analysis: Analy
                 a.efficiency,
                 b.efficiency,
                 a.time_s == b.time_s and a.lower_bound_s != b.lower_bound_s,
+                b.machine,
             )  # fmt: skip
         )
     base_cases = {c.id for c in base.cases}
     head_cases = {c.id for c in head.cases}
+    machines = base.machines | head.machines
+    kernel_names = {(c.id, k.id): k.name for specs in (base, head) for c in specs.cases
+                    for k in c.kernels}  # fmt: skip
+    used = sorted({c.machine for c in (*variants, *launches) if c.machine in machines})
     return Diff(
         tuple(variants),
         tuple(launches),
         tuple(roof_changes(base.machines, head.machines)),
         tuple(sorted(head_cases - base_cases)),
         tuple(sorted(base_cases - head_cases)),
+        {ident: resource_names(m) for ident, m in machines.items()},
+        kernel_names,
+        tuple((m, _library_version(machines[m])) for m in used),
     )
+
+
+def _library_version(machine: Machine) -> int | None:
+    """The version of a machine from roofgen's library; None for a team's own file."""
+    return machine.version if machine.file.startswith(LIBRARY_ROOT + "/") else None
 
 
 def _lone(
@@ -196,7 +219,19 @@ def _lone(
     base_s, head_s = (None, t) if status == "added" else (t, None)
     base_e, head_e = (None, eff) if status == "added" else (eff, None)
     return Change(
-        case, variant, kernel, n, status, base_s, head_s, None, None, base_e, head_e, False
+        case,
+        variant,
+        kernel,
+        n,
+        status,
+        base_s,
+        head_s,
+        None,
+        None,
+        base_e,
+        head_e,
+        False,
+        r.machine,
     )
 
 
@@ -224,7 +259,7 @@ def _launch_changes(
             case_id, variant_id, kernel, n, "changed", x.time_s, y.time_s,
             speedup(x.time_s, y.time_s, base_iv.get(full), head_iv.get(full)),
             _movement(x, y), x.efficiency, y.efficiency,
-            x.time_s == y.time_s and x.bound_s != y.bound_s,
+            x.time_s == y.time_s and x.bound_s != y.bound_s, y.machine,
         )  # fmt: skip
 
 

@@ -94,11 +94,49 @@ def resolve(top: Path, rev: str) -> str:
     found = _git(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
     if found.returncode == 0:
         return found.stdout.decode().strip()
-    if is_shallow(top):
-        hint = SHALLOW_HINT
-    else:
-        hint = "fetch it first from the remote that has it (`git fetch REMOTE BRANCH`)"
+    hint = SHALLOW_HINT if is_shallow(top) else _hint(top, rev)
     raise GitReadError(f"no such revision in this repository; {hint}")
+
+
+def _names(top: Path, *args: str) -> list[str]:
+    """Names git lists one a line, only those a revision may be (printed safely)."""
+    run = _git(top, *args)
+    if run.returncode != 0:
+        return []
+    names = run.stdout.decode("utf-8", "replace").split()
+    return [n for n in names if _REV.match(n) and not n.startswith("-")]
+
+
+def _listed(names: list[str], most: int = 5) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _hint(top: Path, rev: str) -> str:
+    """What to do about an unknown revision, from the repository as it is: its remotes,
+    its branches, the other usual default branch name (``main`` or ``master``)."""
+    remotes = _names(top, "remote")
+    branches = _names(top, "for-each-ref", "--format=%(refname:short)", "refs/heads/")
+    tracked = _names(top, "for-each-ref", "--format=%(refname:short)", "refs/remotes/")
+    remote, slash, rest = rev.partition("/")
+    branch = rest if slash and remote == "origin" else rev
+    hints = []
+    other = {"main": "master", "master": "main"}.get(branch)
+    found = [t for t in tracked if t.endswith("/" + other)] if other else []
+    if other is not None and other in branches:
+        hints.append(f"this repository's branch is {other}: write git:{other}")
+    elif found:
+        hints.append(f"this repository's branch is {found[0]}: write git:{found[0]}")
+    if not remotes:
+        if remote == "origin" and slash:
+            hints.append("there is no remote named origin")
+        hints.append("this repository has no remote to fetch it from"
+                     + (f" (its branches: {_listed(branches)})" if branches else ""))  # fmt: skip
+        return "; ".join(hints)
+    if "origin" not in remotes:
+        hints.append(f"there is no remote named origin (remotes here: {_listed(remotes)})")
+    hints.append("to fetch it, `git fetch REMOTE BRANCH` from the remote that has it")
+    return "; ".join(hints)
 
 
 def _entries(top: Path, commit: str, folder: str) -> list[TreeEntry]:

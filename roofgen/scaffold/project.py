@@ -1,7 +1,9 @@
 """``roofgen init``: the files a repository needs to keep performance cases with roofgen.
 
 Settings (roofgen.toml), a specs folder with an example case pinned to a library
-machine, a pre-commit hook, a CI workflow, the schemas for editors and the
+machine, a pre-commit hook, the CI set-up (GitHub workflows or .gitlab-ci.yml and a
+constraints file, :mod:`roofgen.scaffold.ci_github`, :mod:`roofgen.scaffold.ci_gitlab`),
+the schemas for editors and the
 editor's mapping of them onto the spec files, .gitignore entries and .gitattributes
 lines that keep spec files LF. A file that exists is never overwritten without
 ``force``; files that can take an addition (.gitignore, .gitattributes,
@@ -24,7 +26,6 @@ from roofgen.files import write_file
 from roofgen.spec.quantity import parse_quantity
 from roofgen.spec.yamltext import scalar
 from roofgen.units import fmt_time
-from roofgen.version import __version__
 
 __all__ = ["Action", "InitPlan", "init_project"]
 
@@ -54,6 +55,11 @@ class InitPlan:
     specs: str = "specs"  # the specs folder, relative to root
     output: str = "site"
     today: str = field(default_factory=lambda: dt.date.today().isoformat())
+    ci: str = "github"  # github, gitlab or none
+    source: Any = None  # roofgen.scaffold.install.InstallSource: where CI installs roofgen
+    source_problem: str = ""  # why there is no source: the CI files are skipped
+    pages: bool = False  # publish the site to GitHub or GitLab Pages
+    gitlab_notes: bool = False  # post the diff as a merge-request note (a token)
     actions: list[Action] = field(default_factory=list)
 
 
@@ -65,7 +71,7 @@ def init_project(plan: InitPlan) -> list[Action]:
     _file(plan, f"{plan.specs}/cases/{EXAMPLE_ID}.yaml", lambda: example_case(plan))
     _file(plan, f"{plan.specs}/machines/README.md", lambda: MACHINES_README)
     _pre_commit(plan)
-    _file(plan, ".github/workflows/roofgen.yml", lambda: workflow(plan))
+    _ci(plan)
     _schemas(plan)
     _vscode(plan)
     _gitignore(plan)
@@ -96,6 +102,33 @@ def _file(plan: InitPlan, relative: str, text: Callable[[], str]) -> None:
         return
     _write(plan, path, text())
     plan.actions.append(Action(relative, CREATED))
+
+
+def _ci(plan: InitPlan) -> None:
+    """The CI files of ``plan.ci``, or each skipped with why when the source is unknown."""
+    from roofgen.scaffold.ci import DEPENDABOT, ci_files, dependabot_addition
+    from roofgen.scaffold.install import CONSTRAINTS_FILE, unpinned_dependencies
+
+    for relative, text in ci_files(plan):
+        if plan.source is None:
+            plan.actions.append(Action(relative, SKIPPED, plan.source_problem))
+        elif relative == DEPENDABOT and (plan.root / relative).exists():
+            # A team's Dependabot file is theirs, even with --force.
+            have = (plan.root / relative).read_text(encoding="utf-8", errors="replace")
+            addition = dependabot_addition(have)
+            if addition is None:
+                plan.actions.append(Action(relative, UNCHANGED, "already updates github-actions"))
+            else:
+                plan.actions.append(Action(relative, SKIPPED, addition))
+        else:
+            _file(plan, relative, text)
+            if relative == CONSTRAINTS_FILE and plan.actions[-1].status != SKIPPED:
+                missing = unpinned_dependencies()
+                if missing:
+                    plan.actions[-1].detail = (
+                        f"does not pin {', '.join(missing)} (not installed here): install "
+                        "roofgen[site] and run init --force to pin them"
+                    )
 
 
 def _settings_file(plan: InitPlan) -> None:
@@ -261,53 +294,6 @@ variants:
           bytes:
             {device["id"]}: {{read: 2 GiB, write: 1 GiB}}   # a and b read, c written, once each
 """  # noqa: E501
-
-
-def workflow(plan: InitPlan) -> str:
-    return f"""\
-# Written by `roofgen init`. Checks the specs on every pull request with roofgen's
-# light core, and builds the case-study site on main (uploaded as an artifact).
-# Read-only: no secrets, no pull_request_target.
-name: roofgen
-on:
-  pull_request:
-  push:
-    branches: [main]
-permissions:
-  contents: read
-jobs:
-  check:
-    runs-on: ubuntu-latest
-    steps:
-      - uses: actions/checkout@v4
-        with:
-          persist-credentials: false
-      - uses: actions/setup-python@v5
-        with:
-          python-version: "3.12"
-      - run: pip install "roofgen=={__version__}"
-      # Add --strict to fail on warnings too.
-      - run: roofgen check
-  site:
-    if: github.event_name == 'push' && github.ref == 'refs/heads/main'
-    needs: check
-    runs-on: ubuntu-latest
-    steps:
-      - uses: actions/checkout@v4
-        with:
-          persist-credentials: false
-      - uses: actions/setup-python@v5
-        with:
-          python-version: "3.12"
-      - run: pip install "roofgen[site]=={__version__}"
-      # A cold build: --no-cache reads and writes no cache (roofgen check reads none).
-      # Never restore roofgen's cache from a CI cache: another branch may have written it.
-      - run: roofgen build --strict --no-cache
-      - uses: actions/upload-artifact@v4
-        with:
-          name: site
-          path: {plan.output}/
-"""
 
 
 PRE_COMMIT_HOOK = """\

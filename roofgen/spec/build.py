@@ -101,14 +101,13 @@ def machine(data: dict[str, Any], file: str = "") -> Machine:
         if power is None
         else Power(
             limit=roof(power["limit"], "power"),
-            idle_w=_opt(power.get("idle"), "power") or 0.0,
-            energy_per_flop_j={
-                p: q(v, "energy_per_op" if p.startswith("int") else "energy_per_flop")
-                for p, v in power.get("energy_per_flop", {}).items()
-            },
+            # `idle` is the deprecated name of `constant` (check warns; migrate renames)
+            constant_w=_opt(power.get("constant", power.get("idle")), "power"),
+            energy_per_flop_j=_energy_per_flop(power.get("energy_per_flop", {})),
             energy_per_byte_j={
                 lvl: q(v, "energy_per_byte") for lvl, v in power.get("energy_per_byte", {}).items()
             },
+            fit=power.get("fit"),
         ),
         issue=None
         if issue is None
@@ -146,7 +145,15 @@ def _unit(u: dict[str, Any], sm_clock: float) -> ComputeUnit:
         ),
         clock_scaled=u.get("clock_scaled", True),
         clock_hz=clock,
+        energy_per_flop_j=_energy_per_flop(u.get("energy_per_flop", {})),
     )
+
+
+def _energy_per_flop(by_precision: dict[str, Any]) -> dict[str, float]:
+    return {
+        p: q(v, "energy_per_op" if p.startswith("int") else "energy_per_flop")
+        for p, v in by_precision.items()
+    }
 
 
 def _level(m: dict[str, Any], sm_clock: float) -> MemoryLevel:

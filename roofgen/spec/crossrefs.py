@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from roofgen.problems import Problem
+from roofgen.problems import Problem, Severity
 from roofgen.spec.ids import check_date, check_ids, check_texts, check_titles
 from roofgen.spec.operators import check_operators
 from roofgen.spec.timestats import check_time
@@ -54,7 +54,19 @@ def check_machine(doc: Document) -> list[Problem]:
                         code="ref.precision",
                     )
                 )
+        for precision in unit.get("energy_per_flop", {}):
+            if precision not in unit["peaks"]:
+                problems.append(
+                    doc.problem(
+                        ("compute", i, "energy_per_flop", precision),
+                        _unknown(precision, "precision", unit["peaks"])
+                        + f" (the precisions of unit {unit['id']!r})",
+                        key=True,
+                        code="ref.precision",
+                    )
+                )
     problems += _unscaled_clocks(doc, data)
+    problems += _constant_power(doc, data.get("power", {}))
     levels = {m["id"] for m in data["memory"]}
     for level in data.get("power", {}).get("energy_per_byte", {}):
         if level not in levels:
@@ -67,6 +79,33 @@ def check_machine(doc: Document) -> list[Problem]:
                 )
             )
     return problems
+
+
+def _constant_power(doc: Document, power: dict[str, Any]) -> list[Problem]:
+    """``power.idle`` is the older name of ``power.constant``: Choi's constant power
+    under load, which is not idle power."""
+    if "idle" not in power:
+        return []
+    if "constant" in power:
+        return [
+            doc.problem(
+                ("power", "idle"),
+                "both 'idle' and 'constant' are given: 'idle' is the older name of "
+                "'constant'; delete it",
+                key=True,
+                code="spec.renamed",
+            )
+        ]
+    return [
+        doc.problem(
+            ("power", "idle"),
+            "'idle' is renamed 'constant' (the constant power drawn under load, which is "
+            "not idle power): write 'constant:' or run `roofgen migrate`",
+            key=True,
+            severity=Severity.WARNING,
+            code="spec.renamed",
+        )
+    ]
 
 
 def _unscaled_clocks(doc: Document, data: dict[str, Any]) -> list[Problem]:

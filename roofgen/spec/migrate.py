@@ -16,6 +16,12 @@ this roofgen can migrate:
 * a compute unit's ``peaks`` were a list of ``{precision: bf16, value: 312 TFLOP/s}``
   entries; version 1 maps each precision to its roof, ``peaks: {bf16: 312 TFLOP/s}``.
 
+Within the current version, a renamed key is moved to its new name too (its old name
+still loads, with a warning): :data:`RENAMES`.
+
+* ``power.idle`` of a machine is ``power.constant``: Choi's constant power under load,
+  which is not idle power.
+
 This module imports ruamel.yaml only when it migrates, so the loader can ask it
 which versions are migratable at no cost.
 """
@@ -183,6 +189,30 @@ MIGRATIONS: dict[int, Migration] = {
 }
 
 
+def _rename_idle(data: Any, kind: str) -> list[str]:
+    power: Any = data.get("power") if kind == "machine" else None
+    if not _is_map(power) or "idle" not in power or "constant" in power:
+        return []
+    position = list(power).index("idle")
+    comment = power.ca.items.pop("idle", None)
+    value = power.pop("idle")
+    power.insert(position, "constant", value)
+    if comment is not None:
+        power.ca.items["constant"] = comment
+    return ["power.idle -> power.constant (constant power under load, not idle power)"]
+
+
+#: renames within the current version: (a quick test on the text, the edit).
+RENAMES: tuple[tuple[re.Pattern[str], Callable[[Any, str], list[str]]], ...] = (
+    (re.compile(r"^[ \t]*idle[ \t]*:", re.MULTILINE), _rename_idle),
+)
+
+
+def pending_renames(text: str) -> bool:
+    """Whether a file of the current version may hold a key that has been renamed."""
+    return any(pattern.search(text) for pattern, _ in RENAMES)
+
+
 def can_migrate(version: object) -> bool:
     """Whether ``migrate`` can bring a file of ``version`` to :data:`CURRENT`."""
     if not isinstance(version, int) or isinstance(version, bool) or version >= CURRENT:
@@ -204,7 +234,7 @@ class Result:
 
     @property
     def changed(self) -> bool:
-        return self.before != self.after
+        return self.before != self.after or bool(self.notes)
 
 
 _VERSION_LINE = re.compile(r"^roofgen:[ \t]*(\S+)", re.MULTILINE)
@@ -229,9 +259,9 @@ def migrate_text(text: str) -> Result:
     from roofgen.spec.roundtrip import dump, load_round_trip
 
     version = read_version(text)
-    if version == CURRENT:
+    if version == CURRENT and not pending_renames(text):
         return Result(CURRENT, CURRENT, text)
-    if not can_migrate(version):
+    if version != CURRENT and not can_migrate(version):
         raise MigrationError(_cannot(version))
     try:
         yaml, data = load_round_trip(text)
@@ -246,7 +276,10 @@ def migrate_text(text: str) -> Result:
         result.notes += migration.apply(data, str(data["kind"]))
         result.after = migration.target
         data["roofgen"] = result.after
-    result.text = dump(yaml, data)
+    for _, rename in RENAMES:
+        result.notes += rename(data, str(data["kind"]))
+    if result.changed:
+        result.text = dump(yaml, data)
     return result
 
 

@@ -179,7 +179,10 @@ def _machine_energy(machine: Machine) -> Section:
     rows: list[tuple[str, ...]] = []
     if power is not None:
         rows.append(("Power limit", fmt_si(power.limit.value("datasheet"), "W")))
-        rows.append(("Idle power", fmt_si(power.idle_w, "W") if power.idle_w else "not stated"))
+        constant = power.constant_w
+        rows.append(
+            ("Constant power", fmt_si(constant, "W") if constant is not None else "not stated")
+        )
         rows += [
             (f"Energy per {work_unit(p)}, {precision_name(p)}", fmt_si(v, f"J/{work_unit(p)}"))
             for p, v in sorted(power.energy_per_flop_j.items())
@@ -202,7 +205,7 @@ def _machine_energy(machine: Machine) -> Section:
         "Energy",
         (
             "The energy roofline's coefficients: energy per operation and per byte moved, and "
-            "idle power."
+            "constant power under load."
         ),
         (),
         (Table("", ("What", "Value"), tuple(rows), (False, True)),) if rows else (),

@@ -25,7 +25,8 @@ from roofgen.units import fmt_frequency, fmt_si
 
 
 def energy_model(machine: Machine, precision: str) -> EnergyModel | None:
-    """The energy roofline's coefficients for ``precision`` at device memory, if published."""
+    """The energy roofline's coefficients for ``precision`` at device memory, if the machine
+    states them all (energy per FLOP and per byte, constant power)."""
     power = machine.power
     device = device_level(machine)
     if power is None or device is None:
@@ -33,10 +34,10 @@ def energy_model(machine: Machine, precision: str) -> EnergyModel | None:
     e_flop = power.energy_per_flop_j.get(precision.removesuffix("-sparse"))
     e_byte = power.energy_per_byte_j.get(device.id)
     peaks = [u.peaks[precision].value() for u in machine.compute if precision in u.peaks]
-    if e_flop is None or e_byte is None or not peaks:
+    if e_flop is None or e_byte is None or power.constant_w is None or not peaks:
         return None
     return EnergyModel(
-        precision, e_flop, e_byte, power.idle_w, max(peaks), device.bandwidth.value()
+        precision, e_flop, e_byte, power.constant_w, max(peaks), device.bandwidth.value()
     )
 
 
@@ -98,9 +99,9 @@ def energy_section(
     title = f"Energy roofline of {case.case.title} on {machine.name}"
     inp = EnergyInput(
         title,
-        "Energy = e_flop x FLOPs + e_byte x bytes + idle power x time",
+        "Energy = e_flop x FLOPs + e_byte x bytes + constant power x time",
         machine.power.limit.value("datasheet"),
-        machine.power.idle_w or None,
+        machine.power.constant_w,
         model,
         note,
         tuple(points),
@@ -110,9 +111,9 @@ def energy_section(
         title="Energy",
         intro=(
             "The energy roofline (Choi, Bedard, Fowler, Vuduc, IPDPS 2013): energy = e_flop "
-            "x FLOPs + e_byte x bytes + idle power x time, FLOP/J (= FLOP/s per watt) against "
+            "x FLOPs + e_byte x bytes + constant power x time, FLOP/J (= FLOP/s per watt) against "
             "intensity. The power limit is a roof on time: time >= dynamic energy / (limit - "
-            "idle power). Measured energy divided by the limit can never bind (an enforced "
+            "constant power). Measured energy divided by the limit can never bind (an enforced "
             "limit caps average power); a power-bound launch shows instead by its clock, below "
             "the roofs' clock while average power sits at the limit."
         ),

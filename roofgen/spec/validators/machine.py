@@ -824,6 +824,39 @@ def validate_https___roofgen_dev_schemas_machine_schema_json(data, custom_format
                             data__compute_item__clockscaled = data__compute_item["clock_scaled"]
                             if not isinstance(data__compute_item__clockscaled, (bool)):
                                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".compute[{data__compute_x}].clock_scaled".format(**locals()) + " must be boolean")
+                        if "energy_per_flop" in data__compute_item_keys:
+                            data__compute_item_keys.remove("energy_per_flop")
+                            data__compute_item__energyperflop = data__compute_item["energy_per_flop"]
+                            if not isinstance(data__compute_item__energyperflop, (dict)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".compute[{data__compute_x}].energy_per_flop".format(**locals()) + " must be object")
+                            data__compute_item__energyperflop_is_dict = isinstance(data__compute_item__energyperflop, dict)
+                            if data__compute_item__energyperflop_is_dict:
+                                data__compute_item__energyperflop_keys = set(data__compute_item__energyperflop.keys())
+                                for data__compute_item__energyperflop_key, data__compute_item__energyperflop_val in data__compute_item__energyperflop.items():
+                                    if REGEX_PATTERNS['^(fp64|fp32|tf32|bf16|fp16|fp8|fp6|fp4)(-sparse)?$'].search(data__compute_item__energyperflop_key):
+                                        if data__compute_item__energyperflop_key in data__compute_item__energyperflop_keys:
+                                            data__compute_item__energyperflop_keys.remove(data__compute_item__energyperflop_key)
+                                        if not isinstance(data__compute_item__energyperflop_val, (int, float, Decimal, str)) or isinstance(data__compute_item__energyperflop_val, bool):
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".compute[{data__compute_x}].energy_per_flop.{data__compute_item__energyperflop_key}".format(**locals()) + " must be number or string")
+                                        if isinstance(data__compute_item__energyperflop_val, str):
+                                            if not custom_formats["roofgen:energy_per_flop:positive"](data__compute_item__energyperflop_val):
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".compute[{data__compute_x}].energy_per_flop.{data__compute_item__energyperflop_key}".format(**locals()) + " must be roofgen:energy_per_flop:positive")
+                                        if isinstance(data__compute_item__energyperflop_val, (int, float, Decimal)) and not isinstance(data__compute_item__energyperflop_val, bool):
+                                            if data__compute_item__energyperflop_val <= 0:
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".compute[{data__compute_x}].energy_per_flop.{data__compute_item__energyperflop_key}".format(**locals()) + " must be bigger than 0")
+                                    if REGEX_PATTERNS['^(int8|int4)(-sparse)?$'].search(data__compute_item__energyperflop_key):
+                                        if data__compute_item__energyperflop_key in data__compute_item__energyperflop_keys:
+                                            data__compute_item__energyperflop_keys.remove(data__compute_item__energyperflop_key)
+                                        if not isinstance(data__compute_item__energyperflop_val, (int, float, Decimal, str)) or isinstance(data__compute_item__energyperflop_val, bool):
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".compute[{data__compute_x}].energy_per_flop.{data__compute_item__energyperflop_key}".format(**locals()) + " must be number or string")
+                                        if isinstance(data__compute_item__energyperflop_val, str):
+                                            if not custom_formats["roofgen:energy_per_op:positive"](data__compute_item__energyperflop_val):
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".compute[{data__compute_x}].energy_per_flop.{data__compute_item__energyperflop_key}".format(**locals()) + " must be roofgen:energy_per_op:positive")
+                                        if isinstance(data__compute_item__energyperflop_val, (int, float, Decimal)) and not isinstance(data__compute_item__energyperflop_val, bool):
+                                            if data__compute_item__energyperflop_val <= 0:
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".compute[{data__compute_x}].energy_per_flop.{data__compute_item__energyperflop_key}".format(**locals()) + " must be bigger than 0")
+                                if data__compute_item__energyperflop_keys:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".compute[{data__compute_x}].energy_per_flop".format(**locals()) + " must not contain "+str(data__compute_item__energyperflop_keys)+" properties")
                         if data__compute_item_keys:
                             raise JsonSchemaValueException("" + (name_prefix or "data") + ".compute[{data__compute_x}]".format(**locals()) + " must not contain "+str(data__compute_item_keys)+" properties")
         if "memory" in data_keys:
@@ -1395,6 +1428,17 @@ def validate_https___roofgen_dev_schemas_machine_schema_json(data, custom_format
                         except (JsonSchemaValueException, JsonSchemaValuesException): pass
                     if not data__power__limit_any_of_count13:
                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.limit cannot be validated by any definition")
+                if "constant" in data__power_keys:
+                    data__power_keys.remove("constant")
+                    data__power__constant = data__power["constant"]
+                    if not isinstance(data__power__constant, (int, float, Decimal, str)) or isinstance(data__power__constant, bool):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.constant must be number or string")
+                    if isinstance(data__power__constant, str):
+                        if not custom_formats["roofgen:power:non-negative"](data__power__constant):
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.constant must be roofgen:power:non-negative")
+                    if isinstance(data__power__constant, (int, float, Decimal)) and not isinstance(data__power__constant, bool):
+                        if data__power__constant < 0:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.constant must be bigger than or equal to 0")
                 if "idle" in data__power_keys:
                     data__power_keys.remove("idle")
                     data__power__idle = data__power["idle"]
@@ -1458,6 +1502,77 @@ def validate_https___roofgen_dev_schemas_machine_schema_json(data, custom_format
                                 if isinstance(data__power__energyperbyte_value, (int, float, Decimal)) and not isinstance(data__power__energyperbyte_value, bool):
                                     if data__power__energyperbyte_value <= 0:
                                         raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.energy_per_byte.{data__power__energyperbyte_key}".format(**locals()) + " must be bigger than 0")
+                if "fit" in data__power_keys:
+                    data__power_keys.remove("fit")
+                    data__power__fit = data__power["fit"]
+                    if not isinstance(data__power__fit, (dict)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit must be object")
+                    data__power__fit_is_dict = isinstance(data__power__fit, dict)
+                    if data__power__fit_is_dict:
+                        data__power__fit__missing_keys = set(['launches']) - data__power__fit.keys()
+                        if data__power__fit__missing_keys:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit must contain ")
+                        data__power__fit_keys = set(data__power__fit.keys())
+                        if "method" in data__power__fit_keys:
+                            data__power__fit_keys.remove("method")
+                            data__power__fit__method = data__power__fit["method"]
+                            if not isinstance(data__power__fit__method, (str)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.method must be string")
+                        if "cases" in data__power__fit_keys:
+                            data__power__fit_keys.remove("cases")
+                            data__power__fit__cases = data__power__fit["cases"]
+                            if not isinstance(data__power__fit__cases, (list, tuple)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.cases must be array")
+                            data__power__fit__cases_is_list = isinstance(data__power__fit__cases, (list, tuple))
+                            if data__power__fit__cases_is_list:
+                                data__power__fit__cases_len = len(data__power__fit__cases)
+                                for data__power__fit__cases_x, data__power__fit__cases_item in enumerate(data__power__fit__cases):
+                                    if not isinstance(data__power__fit__cases_item, (str)):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.cases[{data__power__fit__cases_x}]".format(**locals()) + " must be string")
+                        if "launches" in data__power__fit_keys:
+                            data__power__fit_keys.remove("launches")
+                            data__power__fit__launches = data__power__fit["launches"]
+                            if not isinstance(data__power__fit__launches, (int)) and not (isinstance(data__power__fit__launches, float) and data__power__fit__launches.is_integer()) or isinstance(data__power__fit__launches, bool):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.launches must be integer")
+                            if isinstance(data__power__fit__launches, (int, float, Decimal)) and not isinstance(data__power__fit__launches, bool):
+                                if data__power__fit__launches < 1:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.launches must be bigger than or equal to 1")
+                        if "validated" in data__power__fit_keys:
+                            data__power__fit_keys.remove("validated")
+                            data__power__fit__validated = data__power__fit["validated"]
+                            if not isinstance(data__power__fit__validated, (int)) and not (isinstance(data__power__fit__validated, float) and data__power__fit__validated.is_integer()) or isinstance(data__power__fit__validated, bool):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.validated must be integer")
+                            if isinstance(data__power__fit__validated, (int, float, Decimal)) and not isinstance(data__power__fit__validated, bool):
+                                if data__power__fit__validated < 0:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.validated must be bigger than or equal to 0")
+                        if "residual" in data__power__fit_keys:
+                            data__power__fit_keys.remove("residual")
+                            data__power__fit__residual = data__power__fit["residual"]
+                            if not isinstance(data__power__fit__residual, (str)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.residual must be string")
+                        if "clock" in data__power__fit_keys:
+                            data__power__fit_keys.remove("clock")
+                            data__power__fit__clock = data__power__fit["clock"]
+                            if not isinstance(data__power__fit__clock, (int, float, Decimal, str)) or isinstance(data__power__fit__clock, bool):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.clock must be number or string")
+                            if isinstance(data__power__fit__clock, str):
+                                if not custom_formats["roofgen:frequency:positive"](data__power__fit__clock):
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.clock must be roofgen:frequency:positive")
+                            if isinstance(data__power__fit__clock, (int, float, Decimal)) and not isinstance(data__power__fit__clock, bool):
+                                if data__power__fit__clock <= 0:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.clock must be bigger than 0")
+                        if "operands" in data__power__fit_keys:
+                            data__power__fit_keys.remove("operands")
+                            data__power__fit__operands = data__power__fit["operands"]
+                            if not isinstance(data__power__fit__operands, (str)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.operands must be string")
+                        if "source" in data__power__fit_keys:
+                            data__power__fit_keys.remove("source")
+                            data__power__fit__source = data__power__fit["source"]
+                            if not isinstance(data__power__fit__source, (str)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit.source must be string")
+                        if data__power__fit_keys:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".power.fit must not contain "+str(data__power__fit_keys)+" properties")
                 if data__power_keys:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".power must not contain "+str(data__power_keys)+" properties")
         if "issue" in data_keys:

@@ -128,6 +128,16 @@ def test_a_subject_with_escape_sequences_is_neutralised(repo, monkeypatch, capsy
     raw = capsys.readouterr().out
     assert "\x1b" not in raw  # escaped by the JSON encoder
     assert json.loads(raw)["commits"][0]["subject"] == evil
+    assert main(["history", "-n", "1", "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out and "Retitle \\x1b]0;owned" in out
+
+
+def test_a_subject_a_spreadsheet_would_run_is_written_as_text(repo):
+    _edit(repo / "specs" / "case.yaml", SLOWER, TIME)
+    _commit(repo, '=HYPERLINK("http://evil.example","x")', 240)
+    rows = list(csv.DictReader(io.StringIO(history_csv(_run(repo, last=1)))))
+    assert rows[0]["subject"] == '\'=HYPERLINK("http://evil.example","x")'
 
 
 def test_a_commit_in_an_older_spec_format_is_migrated(tmp_path):

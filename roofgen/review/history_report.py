@@ -5,8 +5,8 @@ character that is not printable (control characters, the escape that starts a
 terminal sequence, bidirectional overrides) is written as its escape (``\\x1b``),
 so a subject can neither colour, move nor hide anything on a terminal, nor split a
 line. JSON holds them as they are, in strict JSON (escaped by the encoder, no NaN).
-In CSV a cell a spreadsheet would take for a formula (``=``, ``+``, ``-``, ``@``)
-starts with an apostrophe.
+CSV is written printable as the text report is, and a cell a spreadsheet would take
+for a formula (``=``, ``+``, ``-``, ``@``) starts with an apostrophe.
 """
 
 from __future__ import annotations
@@ -124,8 +124,8 @@ def _cell(value: Any) -> str:
         return ""
     if isinstance(value, float):
         return repr(value)
-    text = str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    text = printable(str(value))
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 def history_text(found: History) -> str:

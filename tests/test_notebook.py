@@ -35,6 +35,7 @@ def _outputs() -> list[dict]:
     return [out for cell in nb.cells if cell.cell_type == "code" for out in cell.outputs]
 
 
+@pytest.mark.slow
 def test_the_example_notebook_runs_and_every_chart_has_a_png_and_its_spec():
     outputs = _outputs()
     assert not [o for o in outputs if o.output_type == "error"], outputs

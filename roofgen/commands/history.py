@@ -68,7 +68,7 @@ def history_cmd(selector: str | None, since: str | None, last: int | None, fmt: 
     except GitReadError as exc:
         say(f"history: {exc}", fg="red")
         raise Failure(EXIT_INVALID) from None
-    for note in found.notes:
+    for note in found.notes if not quiet else ():
         say(f"note: {note}", fg="yellow")
     if fmt == "json":
         text = report.history_json_text(found)

@@ -211,4 +211,6 @@ def test_every_chart_of_the_example_site_is_valid_vega_lite(
     for key, spec in example_specs.items():
         errors = sorted(validator.iter_errors(spec), key=lambda e: list(e.absolute_path))
         assert not errors, f"{key}: {errors[0].message} at {list(errors[0].absolute_path)}"
-    assert {spec["usermeta"]["chart"] for spec in example_specs.values()} == set(CHART_KINDS)
+    # The history chart needs a git repository's commits: its example is in INPUTS.
+    drawn = set(CHART_KINDS) - {"roofgen.history"}
+    assert {spec["usermeta"]["chart"] for spec in example_specs.values()} == drawn

@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +107,9 @@ VERBS = [
     Verb("vendor", ("machines", "vendor", "a100-40gb-sxm", F), "specs/machines/a100-40gb-sxm.yaml"),
     Verb("schema", ("schema", "--write", "out/schemas", F), "out/schemas/machine.schema.json"),
     Verb("init", ("init", ".", F), "specs/cases/example-vector-add.yaml"),
+    # history reads git: the project is a repository for these two (see `project`)
+    Verb("history", ("history", "--format", "json", "-o", "out/h.json", F), "out/h.json"),
+    Verb("history-chart", ("history", "--chart", "out/h.svg", F), "out/h.svg"),
 ]
 
 
@@ -122,8 +126,11 @@ def umask() -> object:
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The project (the current folder) and tmp/outside holding the victim."""
+def project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Path:
+    """The project (the current folder) and tmp/outside holding the victim; a git
+    repository with one commit for the history verbs."""
     proj = tmp_path / "project"
     for folder in ("specs/cases", "specs/machines", "base", "edits", "out", "real"):
         (proj / folder).mkdir(parents=True)
@@ -139,6 +146,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "victim.sh").write_bytes(VICTIM)
     monkeypatch.chdir(proj)
+    verb = getattr(getattr(request.node, "callspec", None), "params", {}).get("verb")
+    if verb is not None and verb.name.startswith("history"):
+        for args in (("init", "-q"), ("add", "specs"), ("commit", "-qm", "specs")):
+            subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                           cwd=proj, check=True, capture_output=True)  # fmt: skip
     return proj
 
 

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 from altair.vegalite.v6.schema.core import load_schema
 
+from roofgen.charts.history import HistoryInput, HistoryPoint
 from roofgen.charts.kinds import CHART_KINDS, ChartInput, build_chart, chart_kind
 from roofgen.charts.render import to_svg
 from roofgen.charts.roofline_inputs import (
@@ -134,6 +135,41 @@ INPUTS: dict[str, ChartInput] = {
             ResourceBar(0, "memory.hbm", "HBM2", 0.84e-3, "other"),
             ResourceBar(0, "compute.fp64", "FP64 pipe", 0.0, "other"),
             ResourceBar(0, "issue", "Instruction issue", None, "unknown"),
+        ),
+    ),
+    "history": HistoryInput(
+        "gemm: history",
+        (
+            HistoryPoint(
+                0,
+                "1a2b3c4d5e6f",
+                "2026-01-05T10:00:00Z",
+                "Add the case",
+                "gemm/base",
+                4.236e-3,
+                0.85,
+                "compute.tensor",
+            ),  # fmt: skip
+            HistoryPoint(
+                1,
+                "2b3c4d5e6f7a",
+                "2026-01-09T10:00:00Z",
+                "Tile <K> & 'swizzle'",
+                "gemm/base",
+                3.9e-3,
+                0.92,
+                "compute.tensor",
+            ),  # fmt: skip
+            HistoryPoint(
+                1,
+                "2b3c4d5e6f7a",
+                "2026-01-09T10:00:00Z",
+                "Tile <K> & 'swizzle'",
+                "gemm/tuned",
+                3.7e-3,
+                None,
+                None,
+            ),  # fmt: skip
         ),
     ),
 }

@@ -22,11 +22,13 @@ from roofgen.model import Case, Machine
 from roofgen.problems import Problem, Severity, SpecError
 
 __all__ = [
+    "VEGA_LITE_MIME",
     "RooflineChart",
     "Results",
     "Workspace",
     "analyse",
     "chart",
+    "chart_mimebundle",
     "dump_case",
     "from_dicts",
     "load",
@@ -250,49 +252,52 @@ def _selector(
 # -- charts that display offline -------------------------------------------------------
 
 
-def chart_html(spec: Mapping[str, Any], *, cache_dir: Path | None = None) -> str:
-    """A self-contained HTML snippet: the Vega bundle inlined, then the chart."""
-    from roofgen.site import assets
-
-    bundle = assets.vega_bundle_js(cache_dir).replace("</script", "<\\/script")
-    ident = "roofgen-chart-" + _digest(spec)
-    data = json.dumps(spec, ensure_ascii=False, sort_keys=True)
-    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return (
-        f'<div id="{ident}" class="roofgen-chart"></div>\n'
-        f"<script>\n{bundle}\n</script>\n"
-        "<script>\n(function () {\n"
-        f"  var spec = {data};\n"
-        f"  var el = document.getElementById({json.dumps(ident)});\n"
-        '  window.vegaEmbed(el, spec, {actions: false, renderer: "svg"})'
-        '.catch(function (e) { el.textContent = "chart failed: " + e; });\n'
-        "})();\n</script>\n"
-    )
+#: The MIME type a notebook frontend draws a Vega-Lite spec from (JupyterLab, VS Code,
+#: nteract): the spec alone, no script, no bundle.
+VEGA_LITE_MIME = "application/vnd.vegalite.v5+json"
+#: The PNG is rendered at this many pixels per CSS pixel and shown at the chart's own
+#: size, so its labels read as those of the site's static SVGs, sharp on a dense screen.
+PNG_SCALE = 2.0
 
 
-def _digest(spec: Mapping[str, Any]) -> str:
-    import hashlib
-
-    text = json.dumps(spec, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+def chart_mimebundle(spec: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What a notebook shows for a chart: the Vega-Lite spec (drawn by the frontend),
+    a PNG for viewers that run no JavaScript (GitHub's notebook view, untrusted
+    notebooks), and a line of text; never HTML with a script. The PNG needs
+    vl-convert (``roofgen[notebook]``); without it the bundle has no PNG."""
+    data: dict[str, Any] = {
+        VEGA_LITE_MIME: json.loads(json.dumps(spec, allow_nan=False)),
+        "text/plain": f"<roofgen chart: {_title(spec)}>",
+    }
+    metadata: dict[str, Any] = {}
+    try:
+        from roofgen.charts.render import to_png
+    except ImportError:
+        return data, metadata
+    png = to_png(dict(spec), scale=PNG_SCALE)
+    data["image/png"] = png
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    metadata["image/png"] = {
+        "width": round(width / PNG_SCALE),
+        "height": round(height / PNG_SCALE),
+    }
+    return data, metadata
 
 
 class RooflineChart:
-    """Mixin for Altair's top-level charts: displays with the Vega bundle inlined
-    (no CDN, no global renderer). The spec shown is not validated again: roofgen's tests
-    validate its charts, and Altair checks a property as it is set."""
+    """Mixin for Altair's top-level charts: displays as :func:`chart_mimebundle` says
+    (no CDN, no global renderer, no script in the notebook). The spec shown is not
+    validated again: roofgen's tests validate its charts, and Altair checks a property
+    as it is set."""
 
-    _roofgen_cache_dir: Path | None = None
+    _roofgen_cache_dir: Path | None = None  # accepted for compatibility; nothing is cached
+    # Altair's charts have no HTML form; one inherited from elsewhere would carry a script.
+    _repr_html_ = None
 
-    def _repr_html_(self) -> str:
-        return chart_html(self.to_dict(validate=False), cache_dir=self._roofgen_cache_dir)  # type: ignore[attr-defined]
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        spec = self.to_dict(validate=False)  # type: ignore[attr-defined]
-        return {
-            "text/html": chart_html(spec, cache_dir=self._roofgen_cache_dir),
-            "text/plain": f"<roofgen chart: {_title(spec)}>",
-        }
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        return chart_mimebundle(self.to_dict(validate=False))  # type: ignore[attr-defined]
 
 
 def _title(spec: Mapping[str, Any]) -> str:

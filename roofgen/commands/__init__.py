@@ -13,6 +13,7 @@ from roofgen.commands.check import analyze_cmd, check_cmd
 from roofgen.commands.diff_cmd import diff_cmd
 from roofgen.commands.explain import explain_cmd
 from roofgen.commands.fit import fit_cmd
+from roofgen.commands.history import history_cmd
 from roofgen.commands.import_cmd import import_cmd
 from roofgen.commands.init_cmd import init_cmd
 from roofgen.commands.machines import machines_cmd
@@ -37,4 +38,5 @@ VERBS = (
     machines_cmd,
     migrate_cmd,
     new_cmd,
+    history_cmd,
 )

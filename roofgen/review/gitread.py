@@ -23,7 +23,20 @@ from roofgen.files import write_file
 from roofgen.spec.load import SPEC_SUFFIXES
 from roofgen.spec.yamlload import MAX_FILE_BYTES
 
-__all__ = ["MAX_FILES", "GitReadError", "TreeEntry", "export", "resolve", "toplevel"]
+__all__ = [
+    "MAX_FILES",
+    "Change",
+    "GitReadError",
+    "LogCommit",
+    "TreeEntry",
+    "commits_since",
+    "export",
+    "first_parent_log",
+    "is_shallow",
+    "read_blobs",
+    "resolve",
+    "toplevel",
+]
 
 MAX_FILES = 20_000  # spec files read from one revision
 MAX_REVISION_BYTES = 256 * 1024 * 1024  # all of them together
@@ -47,9 +60,12 @@ class TreeEntry:
 
 
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ["git", "-C", str(root), *args], input=stdin, capture_output=True, check=False
-    )
+    try:
+        return subprocess.run(
+            ["git", "-C", str(root), *args], input=stdin, capture_output=True, check=False
+        )
+    except OSError as exc:  # no git on the PATH
+        raise GitReadError(f"cannot run git: {exc.strerror or exc}") from None
 
 
 def _said(run: subprocess.CompletedProcess[bytes]) -> str:
@@ -78,14 +94,7 @@ def resolve(top: Path, rev: str) -> str:
     found = _git(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
     if found.returncode == 0:
         return found.stdout.decode().strip()
-    shallow = _git(top, "rev-parse", "--is-shallow-repository").stdout.strip() == b"true"
-    if shallow:
-        hint = (
-            "this is a shallow clone: fetch the history with `git fetch --unshallow` "
-            "(in CI, check out with fetch-depth: 0)"
-        )
-    else:
-        hint = _hint(top, rev)
+    hint = SHALLOW_HINT if is_shallow(top) else _hint(top, rev)
     raise GitReadError(f"no such revision in this repository; {hint}")
 
 
@@ -172,25 +181,119 @@ def _wanted(entry: TreeEntry, folder: str) -> bool:
 
 def _read(top: Path, entries: list[TreeEntry]) -> list[bytes]:
     """The contents of ``entries``' blobs, through one ``git cat-file --batch``."""
-    if not entries:
-        return []
-    asked = "".join(f"{e.object}\n" for e in entries).encode()
+    blobs = read_blobs(top, [e.object for e in entries], [e.path for e in entries])
+    return [blobs[e.object] for e in entries]
+
+
+def read_blobs(top: Path, objects: list[str], names: list[str] | None = None) -> dict[str, bytes]:
+    """The contents of blobs ``objects`` (full object names) by name, through one
+    ``git cat-file --batch``; ``names`` say which file each is, for messages."""
+    if not objects:
+        return {}
+    asked = "".join(f"{o}\n" for o in objects).encode()
     batch = _git(top, "cat-file", "--batch", stdin=asked)
     if batch.returncode != 0:
         raise GitReadError(f"cannot read the spec files: {_said(batch)}")
-    data, at, out = batch.stdout, 0, []
-    for entry in entries:
+    data, at, out = batch.stdout, 0, {}
+    for i, obj in enumerate(objects):
         end = data.find(b"\n", at)
         header = data[at:end].decode("ascii", "replace").split()
-        if len(header) != 3 or header[1] != "blob":
+        if len(header) != 3 or header[1] != "blob" or end < 0:
+            name = names[i] if names is not None else obj
             raise GitReadError(
-                f"{entry.path}: object {entry.object} cannot be read "
+                f"{name}: object {obj} cannot be read "
                 f"(git says: {' '.join(header[1:]) or 'nothing'})"
             )
         size = int(header[2])
-        out.append(data[end + 1 : end + 1 + size])
+        out[obj] = data[end + 1 : end + 1 + size]
         at = end + 1 + size + 1
     return out
+
+
+def is_shallow(top: Path) -> bool:
+    """Whether the repository is a shallow clone (its history cut short)."""
+    return _git(top, "rev-parse", "--is-shallow-repository").stdout.strip() == b"true"
+
+
+SHALLOW_HINT = (
+    "this is a shallow clone: fetch the history with `git fetch --unshallow` "
+    "(in CI, check out with fetch-depth: 0)"
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One file a commit changed: its path and its new blob and mode (None: deleted)."""
+
+    path: str
+    object: str | None
+    mode: str
+
+
+@dataclass(frozen=True)
+class LogCommit:
+    """One commit of ``git log --first-parent``: full name, committer time (seconds
+    since the epoch, UTC), subject as git stores it, and the files it changed."""
+
+    sha: str
+    time: int
+    subject: str
+    changes: tuple[Change, ...]
+
+
+_NULL = "0" * 40
+
+
+def first_parent_log(top: Path, folders: list[str]) -> list[LogCommit]:
+    """Every commit on HEAD's first-parent line that changed a file under ``folders``
+    (paths relative to ``top``), oldest first, with the files it changed: one
+    ``git log --first-parent --raw -z --no-abbrev``. Merges are compared with their
+    first parent, renames are a deletion and an addition."""
+    run = _git(
+        top, "log", "--first-parent", "--raw", "-z", "--no-abbrev", "--no-renames",
+        "--diff-merges=first-parent", "--reverse", "--no-color", "--format=%x01%H %ct %s",
+        "HEAD", "--", *folders,
+    )  # fmt: skip
+    if run.returncode != 0:
+        raise GitReadError(f"cannot read the history: {_said(run)}")
+    commits: list[LogCommit] = []
+    tokens = iter(run.stdout.split(b"\0"))
+    head: list[str] | None = None
+    changes: list[Change] = []
+    for raw in tokens:
+        token = raw.lstrip(b"\n")
+        if token.startswith(b"\x01"):
+            if head is not None:
+                commits.append(_commit(head, changes))
+            head = token[1:].decode("utf-8", "replace").split(" ", 2)
+            changes = []
+        elif token.startswith(b":") and head is not None:
+            meta = token[1:].decode("ascii", "replace").split()
+            path = next(tokens, b"").decode("utf-8", "surrogateescape")
+            if len(meta) != 5 or not path:
+                raise GitReadError("cannot read the history: unexpected output from git log")
+            obj = None if meta[4] == "D" or meta[3] == _NULL else meta[3]
+            changes.append(Change(path, obj, meta[1]))
+        elif token:
+            raise GitReadError("cannot read the history: unexpected output from git log")
+    if head is not None:
+        commits.append(_commit(head, changes))
+    return commits
+
+
+def _commit(head: list[str], changes: list[Change]) -> LogCommit:
+    if len(head) < 2 or not head[1].isdigit():
+        raise GitReadError("cannot read the history: unexpected output from git log")
+    return LogCommit(head[0], int(head[1]), head[2] if len(head) > 2 else "", tuple(changes))
+
+
+def commits_since(top: Path, rev: str, folders: list[str]) -> set[str]:
+    """The commits after ``rev`` on HEAD's first-parent line that changed ``folders``."""
+    base = resolve(top, rev)
+    run = _git(top, "rev-list", "--first-parent", f"{base}..HEAD", "--", *folders)
+    if run.returncode != 0:
+        raise GitReadError(f"cannot read the history: {_said(run)}")
+    return set(run.stdout.decode().split())
 
 
 def export(top: Path, commit: str, folders: list[str], dest: Path) -> list[Path]:

@@ -39,6 +39,7 @@ from roofgen.site.mkdocs_run import run_mkdocs, source_date_epoch
 from roofgen.site.output import MARKER, MARKER_TEXT, check_output, staging, swap
 from roofgen.site.pages import RenderedChart, render_mkdocs_yml, render_pages
 from roofgen.site.renderers import Renderers
+from roofgen.site.sections.history import add_history
 
 if TYPE_CHECKING:
     from roofgen.pipeline import CheckResult
@@ -146,6 +147,7 @@ def build_site(
             findings=checked.findings,
             advice=checked.advice,
         )
+        ctx = add_history(ctx, settings, cache.folder)
 
     # 3. Charts: Vega-Lite specs, and SVGs if asked for, from the cache where unchanged.
     static = bool(site.get("static_charts"))

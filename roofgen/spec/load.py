@@ -13,7 +13,7 @@ from roofgen.problems import Problem, Severity
 from roofgen.spec import build, crossrefs, schema
 from roofgen.spec import library as machine_library
 from roofgen.spec.file_cache import DocumentCache
-from roofgen.spec.yamlload import Document, load_file
+from roofgen.spec.yamlload import Document, load_bytes, load_file
 
 SPEC_SUFFIXES = (".yaml", ".yml")
 FORMAT_VERSION = 1
@@ -95,6 +95,31 @@ def load(
             broken_machines.add(doc.data["id"])
     if cache is not None:
         cache.prune()
+    names = tuple(_display(p, display_root) for p in files)
+    return load_documents(docs, problems, broken_machines, names)
+
+
+def parse_bytes(raw: bytes, shown: str) -> tuple[tuple[Document, str] | None, list[Problem]]:
+    """One spec file's bytes parsed and validated: its document and kind, or None and
+    the problems (read from git's objects by ``roofgen history``)."""
+    doc, problems = load_bytes(raw, shown)
+    if doc is None:
+        return None, problems
+    kind = _kind(doc, problems)
+    if kind is None:
+        return None, problems
+    problems = schema.validate(doc, kind)
+    return (None if problems else (doc, kind)), problems
+
+
+def load_documents(
+    docs: list[tuple[Document, str]],
+    problems: list[Problem],
+    broken_machines: set[str],
+    names: tuple[str, ...],
+) -> LoadResult:
+    """Parsed, schema-valid documents checked across files and built into ``Specs``."""
+    problems = list(problems)
     machines_docs = _index(docs, "machine", problems)
     case_docs = _index(docs, "case", problems)
     # Machines the cases name that the specs do not hold come from roofgen's machine
@@ -108,7 +133,6 @@ def load(
         problems += crossrefs.check_machine(doc)
     for doc in case_docs.values():
         problems += crossrefs.check_case(doc, machine_data, broken_machines)
-    names = tuple(_display(p, display_root) for p in files)
     if any(p.severity is Severity.ERROR for p in problems):
         return LoadResult(None, problems, names, case_docs)
     machines: dict[str, Machine] = {

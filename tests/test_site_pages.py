@@ -144,9 +144,9 @@ def test_the_navigation_of_a_case_page_does_not_grow_with_the_cases(
         sizes.append(len(nav.group(0).encode()))
     assert sizes[0] == sizes[1]
     # the cases are reached through the list of all cases instead
-    listing = (large / "cases" / "index.html").read_text(encoding="utf-8")
+    listing = (large / "all-cases" / "index.html").read_text(encoding="utf-8")
     for i in range(12):
-        assert f'href="alpha-{i}/index.html"' in listing
+        assert f'href="../cases/alpha-{i}/index.html"' in listing
 
 
 def test_search_indexes_titles_verdicts_and_narratives_not_tables(example_site: Path) -> None:

@@ -23,9 +23,10 @@ METHOD_PATH = "method/index.md"
 TAGS_PATH = "tags/index.md"
 OPERATORS_PATH = "operators/index.md"
 BINDINGS_PATH = "bindings/index.md"
-ALL_CASES_PATH = "cases/index.md"
-BY_MACHINE_PATH = "machines/index.md"
-BY_CLASS_PATH = "classes/index.md"
+# beside the case and machine folders, never in them: no id can collide with them
+ALL_CASES_PATH = "all-cases/index.md"
+BY_MACHINE_PATH = "by-machine/index.md"
+BY_CLASS_PATH = "by-class/index.md"
 #: MkDocs' ``not_in_nav``: the case pages, reached through the index pages, the tags
 #: and search, so that the navigation every page carries does not grow with the cases.
 NOT_IN_NAV = "/cases/*/index.md"

@@ -1,8 +1,9 @@
 """Speedups across cases: each case's best kernel speedup and end-to-end speedup, with
 their intervals, for the site's home page.
 
-y: one band per case (in the input's order), x: speedup against the case's baseline,
-log, with a rule at 1x. A speedup beyond the noise (its timing intervals apart) is
+y: one row per case (in the input's order), x: speedup against the case's baseline,
+log, with a rule at 1x; the kernel speedup a circle on its interval, the end-to-end
+speedup a diamond on the same row. A speedup beyond the noise (its timing intervals apart) is
 coloured; one within the noise, or whose noise is unknown, is grey. Each mark links
 to its case's page (``href``), so the chart is also a way into the cases.
 """
@@ -23,8 +24,8 @@ __all__ = ["CHART", "CaseSpeedup", "SpeedupsInput", "speedups_chart"]
 CHART_KIND = "roofgen.speedups"
 MEASURES = {"kernel": "Best kernel speedup", "end-to-end": "End-to-end speedup"}
 NOISE = ("significant", "within noise", "unknown noise")
-NOISE_COLOURS = ("#0072B2", "#b0b0b0", "#d9d9d9")
-BAND_PX = 26  # per case
+NOISE_COLOURS = ("#0072B2", "#9e9e9e", "#c4c4c4")
+BAND_PX = 24  # per case
 TICKS = (0.1, 0.2, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4, 5, 7.5, 10, 20, 50, 100, 1000)
 
 
@@ -119,9 +120,6 @@ def speedups_chart(inp: SpeedupsInput, *, width: int = 640, height: int = 440) -
         scale={"domain": list(MEASURES.values()), "range": ["circle", "diamond"]},
     )
 
-    def offset() -> dict[str, Any]:
-        return channel("measure", "nominal", scale={"domain": list(MEASURES.values())})
-
     tips = [
         ("title", "Case"),
         ("measure", "Measure"),
@@ -142,7 +140,6 @@ def speedups_chart(inp: SpeedupsInput, *, width: int = 640, height: int = 440) -
                 "x": channel("lo", "quantitative"),
                 "x2": {"field": "hi"},
                 "y": y(),
-                "yOffset": offset(),
                 "color": colour(),
             },
         ),
@@ -151,7 +148,6 @@ def speedups_chart(inp: SpeedupsInput, *, width: int = 640, height: int = 440) -
             mark("point", filled=True, size=70, cursor="pointer"),
             {
                 "y": y(),
-                "yOffset": offset(),
                 "color": colour(),
                 "shape": shape,
                 "href": nominal("href"),

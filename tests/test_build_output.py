@@ -5,6 +5,7 @@ or files git tracks; staging folders of killed builds are removed by the next bu
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from roofgen.cli import main
+from roofgen.commands.site import split_line
 from roofgen.site.build import MARKER
 from roofgen.site.output import remove_stale
 
@@ -108,3 +110,23 @@ def test_folders_of_killed_builds_are_removed(tmp_path, kind):
         folder.mkdir()
     remove_stale(output)
     assert not stale.exists() and live.is_dir() and other.is_dir()
+
+
+def test_verbose_build_prints_the_roofgen_and_mkdocs_time_split(tmp_path, monkeypatch, capsys):
+    root = _project(tmp_path, "site")
+    monkeypatch.chdir(root)
+    status = main(["build", "-j", "0", "-v", "--clean"])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    text = out.out + out.err
+    split = [line for line in text.splitlines() if line.startswith("time: roofgen ")]
+    assert len(split) == 1, text
+    assert re.fullmatch(r"time: roofgen \d+\.\d\d s, MkDocs \d+\.\d\d s \(\d+%\)", split[0])
+    seconds = [float(x) for x in re.findall(r"(\d+\.\d\d) s", split[0])]
+    assert seconds[1] > 0  # --clean: MkDocs ran
+
+
+def test_the_split_line_gives_mkdocs_share_of_the_time() -> None:
+    assert split_line(1.0, 3.0) == "time: roofgen 1.00 s, MkDocs 3.00 s (75%)"
+    assert split_line(0.5, 0.0) == "time: roofgen 0.50 s, MkDocs 0.00 s (0%)"
+    assert split_line(0.0, 0.0) == "time: roofgen 0.00 s, MkDocs 0.00 s"

@@ -40,6 +40,7 @@ from roofgen.charts.roofline_inputs import (
     RuntimeInput,
     SparseInput,
 )
+from roofgen.charts.speedups import SpeedupsInput
 from roofgen.charts.vl import SCHEMA_URL, VEGA_LITE_VERSION
 from roofgen.site.context import build_context
 
@@ -82,6 +83,7 @@ def _edge_inputs() -> dict[str, ChartInput]:
         "energy-no-model": dataclasses.replace(energy, model=None, note="n"),
         "runtime-empty": RuntimeInput("R", "", (), None, ()),
         "communication-empty": CommunicationInput("C", "", (), "", None, (), ()),
+        "speedups-empty": SpeedupsInput("S", "", ()),
         "communication-no-latency": dataclasses.replace(
             communication,
             compute_peak=None,

@@ -37,6 +37,7 @@ from roofgen.charts.roofline_inputs import (
     SparsePointInput,
     TransactionWall,
 )
+from roofgen.charts.speedups import CaseSpeedup, SpeedupsInput
 
 K = LaunchKey("case", "tuned", "gemm")
 BF16 = Ceiling("tensor.bf16", "BF16/FP16", "tensor", "bf16", 312e12, "datasheet")
@@ -172,6 +173,17 @@ INPUTS: dict[str, ChartInput] = {
             ),  # fmt: skip
         ),
     ),
+    "speedups": SpeedupsInput(
+        "Speedups",
+        "sub",
+        (
+            CaseSpeedup("a", "A", "cases/a/index.html", "kernel", 1.79, 1.76, 1.81, "significant"),
+            CaseSpeedup(
+                "a", "A", "cases/a/index.html", "end-to-end", 1.11, None, None, "unknown noise"
+            ),
+            CaseSpeedup("b", "B", "cases/b/index.html", "kernel", 1.02, 0.97, 1.08, "within noise"),
+        ),
+    ),  # fmt: skip
 }
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import WatchedPage, wait_for_charts
+from browser import WatchedPage, open_watched_page, wait_for_charts
 
 from roofgen.api import build_site, check
 from roofgen.charts import RooflineInput, roof_text
@@ -178,11 +178,11 @@ def test_home_table_sorts(
     table = page.locator(".roofgen-sortable table")
     header = table.locator("thead th", has_text="Best speedup")
     header.click()
-    values = table.locator("tbody tr td:nth-child(10)").all_text_contents()
+    values = table.locator("tbody tr td:nth-child(4)").all_text_contents()
     numbers = [float(v.rstrip("x")) for v in values]
     assert numbers == sorted(numbers)
     header.click()
-    values = table.locator("tbody tr td:nth-child(10)").all_text_contents()
+    values = table.locator("tbody tr td:nth-child(4)").all_text_contents()
     assert [float(v.rstrip("x")) for v in values] == sorted(numbers, reverse=True)
     assert len(values) == len(ctx.cases)
     watched_page.assert_clean()
@@ -233,5 +233,129 @@ def test_every_chart_kind_draws(
             assert chart.get_attribute("data-roofgen-chart") == "ready", slot.spec_id
             assert chart.locator("svg.marks").count() == 1
             drawn.add(chart_kind(slot.input))
-    assert drawn == set(CHART_KINDS) - {"roofgen.hierarchical-roofline"}
+    # the hierarchical roofline is tested above, the speedups on the home page below
+    assert drawn == set(CHART_KINDS) - {"roofgen.hierarchical-roofline", "roofgen.speedups"}
+    watched_page.assert_clean()
+
+
+def test_home_chart_has_a_mark_per_case_that_opens_its_page(
+    watched_page: WatchedPage, serve_dir: Any, example: tuple[Path, SiteContext]
+) -> None:
+    site, ctx = example
+    assert ctx.home.chart is not None
+    rows = ctx.home.chart.input.rows
+    kernel = [r for r in rows if r.measure == "kernel"]
+    assert len(kernel) == sum(len(c.variants) > 1 for c in ctx.cases)
+    page = watched_page.page
+    page.goto(serve_dir(site))
+    wait_for_charts(watched_page)
+    chart = page.locator('div.roofgen-chart[data-spec-id="speedups-1"]')
+    assert chart.get_attribute("data-roofgen-chart") == "ready"
+    marks = chart.locator("g.mark-symbol.role-mark.speedups_marks path")
+    assert marks.count() == len(rows)
+    labels = marks.evaluate_all("ps => ps.map(p => p.getAttribute('aria-label') || '')")
+    for row in kernel:  # one mark per case and measure, described by the case's title
+        assert sum(row.title in label for label in labels) >= 1, row.title
+    # the chart comes before the table of every case, right under the summary
+    top = page.locator("h1").bounding_box()
+    chart_box = chart.bounding_box()
+    table_box = page.locator(".roofgen-cases table").bounding_box()
+    assert top and chart_box and table_box
+    assert top["y"] < chart_box["y"] < table_box["y"]
+    # a mark is a link to its case's page
+    first = kernel[0]
+    index = next(i for i, r in enumerate(rows) if r is first)
+    marks.nth(index).click()
+    page.wait_for_url(f"**/cases/{first.case}/index.html")
+    watched_page.assert_clean()
+
+
+def test_home_key_columns_are_in_view_at_1280_px(
+    chromium_browser: Any, serve_dir: Any, example: tuple[Path, SiteContext]
+) -> None:
+    site, _ = example
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(serve_dir(site))
+        table = page.locator(".roofgen-cases table")
+        table.wait_for()
+        wrap = table.evaluate(
+            "t => { let e = t.parentElement; while (e && getComputedStyle(e).overflowX"
+            " === 'visible') e = e.parentElement; const r = (e || document.body)"
+            ".getBoundingClientRect(); return {left: r.left, right: r.right}; }"
+        )
+        for name in ("Case", "Binding resource", "Efficiency", "Best speedup"):
+            box = table.locator("thead th", has_text=name).first.bounding_box()
+            assert box, name
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 1280, name
+            assert box["x"] + box["width"] <= wrap["right"] + 1, f"{name} scrolled out of view"
+    finally:
+        context.close()
+
+
+def test_case_page_opens_with_its_verdict(
+    watched_page: WatchedPage, serve_dir: Any, example: tuple[Path, SiteContext]
+) -> None:
+    site, ctx = example
+    case = _busiest_case(ctx)
+    page = watched_page.page
+    page.goto(f"{serve_dir(site)}cases/{case.id}/index.html")
+    wait_for_charts(watched_page)
+    verdict = page.locator(".roofgen-verdict").bounding_box()
+    chart = page.locator(".roofgen-chart-block").first.bounding_box()
+    assert verdict and chart and verdict["y"] < chart["y"]
+    terms = page.locator(".roofgen-verdict dt").all_text_contents()
+    assert terms == [
+        "What binds", "How far from the roof", "Biggest measured win", "Top recommendation",
+    ]  # fmt: skip
+    # Measurement quality is a real numbered list, not "1." inside bullets
+    items = page.locator("ol.roofgen-quality > li")
+    for i in range(items.count()):
+        assert not (items.nth(i).text_content() or "").startswith(f"{i + 1}.")
+    watched_page.assert_clean()
+
+
+def _search(page: Any, query: str) -> str:
+    box = page.locator("input.md-search__input")
+    box.click()
+    box.press_sequentially(query)
+    hit = page.locator(".md-search-result__item a").first
+    hit.wait_for(timeout=15_000)
+    return hit.get_attribute("href") or ""
+
+
+def test_search_finds_a_case_over_http_and_from_disk(
+    chromium_browser: Any, serve_dir: Any, example: tuple[Path, SiteContext]
+) -> None:
+    site, ctx = example
+    case = next(c for c in ctx.cases if c.id == "vector-add")
+    base = serve_dir(site)
+    for start in (base + "index.html", (site / "index.html").as_uri()):
+        watched = open_watched_page(chromium_browser)
+        try:
+            watched.page.goto(start)
+            href = _search(watched.page, case.title)
+            assert f"cases/{case.id}/index.html" in href, (start, href)
+            watched.assert_clean()
+        finally:
+            watched.close()
+
+
+def test_guide_code_keeps_whole_words_and_stays_in_its_box(
+    watched_page: WatchedPage, serve_dir: Any, example: tuple[Path, SiteContext]
+) -> None:
+    site, _ = example
+    page = watched_page.page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{serve_dir(site)}guide/measure/index.html")
+    cells = page.locator("td code")
+    assert cells.count() > 0
+    lines = cells.evaluate_all("cs => cs.map(c => c.getClientRects().length)")
+    assert set(lines) == {1}, "inline code broken across lines in a table"
+    # code blocks wrap their long lines inside their box
+    blocks = page.locator("pre > code").evaluate_all(
+        "cs => cs.map(c => c.scrollWidth <= c.parentElement.clientWidth + 1)"
+    )
+    assert blocks and all(blocks)
     watched_page.assert_clean()

@@ -32,7 +32,7 @@ from roofgen.site import lastbuild
 from roofgen.site.cachedir import Cache
 from roofgen.site.cachedir import choose as choose_cache
 from roofgen.site.charts import Chart, ChartStats, ChartStore
-from roofgen.site.context import SiteContext, build_context
+from roofgen.site.context import ChartSlot, SiteContext, build_context
 from roofgen.site.errors import BuildError
 from roofgen.site.extras import Extras, site_extras
 from roofgen.site.mkdocs_run import run_mkdocs, source_date_epoch
@@ -299,7 +299,9 @@ def _chart_blocks(
     image and the link under it."""
     from roofgen.site.assets import chart_html_block
 
-    pages = [(p.path, (*p.charts, *p.section_charts)) for p in ctx.cases]
+    home: tuple[ChartSlot, ...] = (ctx.home.chart,) if ctx.home.chart else ()
+    pages = [(ctx.home.path, home)]
+    pages += [(p.path, (*p.charts, *p.section_charts)) for p in ctx.cases]
     pages += [(m.path, (m.chart, *m.section_charts)) for m in ctx.machines]
     out: dict[str, RenderedChart] = {}
     for page_path, slots in pages:

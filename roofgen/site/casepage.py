@@ -30,6 +30,7 @@ from roofgen.site.pagetypes import (
 )
 from roofgen.site.quality import mark_rows, quality_items
 from roofgen.site.sections import case_sections
+from roofgen.site.verdict import verdict
 from roofgen.units import fmt_frequency, fmt_percent, fmt_ratio, fmt_si, fmt_time
 
 __all__ = ["case_page", "kernel_rows", "launch_row", "variant_section"]
@@ -273,4 +274,5 @@ def case_page(
         quality=quality,
         variant_advice=variant_advice(case, advice),
         models=kernel_models(case),
+        verdict=verdict(case, machines, advice),
     )

@@ -295,6 +295,17 @@ def _whole_svg(path: Path) -> bool:
     return head == b"<svg " and tail.rstrip().endswith(b"</svg>")
 
 
+def without_links(spec: Any) -> Any:
+    """``spec`` without its ``href`` channels: a static SVG is shown as an image, where a
+    link cannot be followed, and its renderer would resolve a relative link against a
+    host of its own."""
+    if isinstance(spec, dict):
+        return {k: without_links(v) for k, v in spec.items() if k != "href"}
+    if isinstance(spec, list):
+        return [without_links(v) for v in spec]
+    return spec
+
+
 def render_svg(spec: dict[str, Any]) -> str:
     """The byte-stable SVG of one spec, rendered in this process."""
     from roofgen.charts.render import to_svg
@@ -375,7 +386,7 @@ class ChartStore:
                 out[digest] = path
                 self.stats.svgs_cached += 1
             else:
-                missing[digest] = spec
+                missing[digest] = without_links(spec)
         return PendingSvgs(self, out, len(missing), self._render(missing))
 
     def _render(self, missing: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str]]:

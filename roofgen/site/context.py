@@ -18,11 +18,23 @@ from roofgen.analysis.findings import Finding
 from roofgen.model import Machine
 from roofgen.site.casepage import case_page
 from roofgen.site.guide import GUIDE_NAV
-from roofgen.site.indexes import bindings_page, case_row, home_page, operators_page, tags_page
+from roofgen.site.indexes import (
+    all_cases_page,
+    bindings_page,
+    case_row,
+    classes_page,
+    home_page,
+    machines_index_page,
+    operators_page,
+    tags_page,
+)
 from roofgen.site.machinepage import machine_page
 from roofgen.site.names import resource_names
 from roofgen.site.pagetypes import (
+    ALL_CASES_PATH,
     BINDINGS_PATH,
+    BY_CLASS_PATH,
+    BY_MACHINE_PATH,
     HOME_PATH,
     METHOD_PATH,
     OPERATORS_PATH,
@@ -56,14 +68,22 @@ __all__ = [
 
 
 def _nav(
-    cases: Sequence[CasePage],
     machines: Sequence[MachinePage],
     extra: Sequence[NavEntry],
     methods: Sequence[NavEntry] = (),
 ) -> tuple[NavEntry, ...]:
+    """The navigation every page carries: its size does not grow with the cases, which
+    are reached through the index pages, the tags and search (``NOT_IN_NAV``)."""
     sections = [
         NavEntry("Home", HOME_PATH),
-        NavEntry("Cases", children=tuple(NavEntry(c.title, c.path) for c in cases)),
+        NavEntry(
+            "Cases",
+            children=(
+                NavEntry("All cases", ALL_CASES_PATH),
+                NavEntry("By machine", BY_MACHINE_PATH),
+                NavEntry("By class", BY_CLASS_PATH),
+            ),
+        ),
         NavEntry("Machines", children=tuple(NavEntry(m.name, m.path) for m in machines)),
         NavEntry(
             "Indexes",
@@ -107,16 +127,19 @@ def build_context(
     dates = [c.case.date for c in analysis.cases if c.case.date]
     return SiteContext(
         name=name,
-        home=home_page(name, description, rows, used_machines),
+        home=home_page(name, description, rows, used_machines, analysis.cases),
         cases=cases,
         machines=machine_pages,
         indexes=(
+            all_cases_page(rows),
+            machines_index_page(rows, used_machines),
+            classes_page(rows),
             tags_page(analysis.cases),
             operators_page(analysis.cases),
             bindings_page(analysis.cases, machines),
             *method_pages(analysis.cases, machines),
         ),
         method_path=METHOD_PATH,
-        nav=_nav(cases, machine_pages, extra_nav, method_nav()),
+        nav=_nav(machine_pages, extra_nav, method_nav()),
         newest_date=max(dates) if dates else "",
     )

@@ -7,6 +7,8 @@ Spec strings (titles, names, summaries, narratives, links) are data, never marku
   backslash escape, newlines become spaces.
 * :func:`md_text` - narrative fields, which are Markdown and rendered as such, with
   raw HTML, entities, attribute lists and links other than http(s) neutralised.
+* :func:`html_escape` - plain text inside the HTML roofgen writes itself (tables,
+  the verdict card): characters HTML acts on become entities, newlines spaces.
 * :func:`safe_url` - a URL for a link target, only when it starts with http:// or
   https://; anything else is not linked.
 * :func:`plain_text` - text for the MkDocs configuration (site name, nav titles),
@@ -20,7 +22,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-__all__ = ["md_escape", "md_text", "plain_text", "safe_url"]
+__all__ = ["html_escape", "md_escape", "md_text", "plain_text", "safe_url"]
 
 _MD_ENTITIES = {
     "&": "&amp;",
@@ -51,6 +53,30 @@ def md_escape(value: object) -> str:
     if "\n" in text or "\r" in text:
         text = _NEWLINES.sub(" ", text)
     return text.strip().translate(_MD_TABLE)
+
+
+_HTML = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        '"': "&quot;",
+        "'": "&#39;",
+        **_CONTROL_CHARS,
+        **_SPACES,
+    }
+)
+
+
+def html_escape(value: object) -> str:
+    """Plain text for one line of raw HTML (a table cell, an attribute value).
+
+    Markdown leaves a raw HTML block as it is, so backslash escapes are not needed
+    there (they would show); HTML's own characters become entities."""
+    text = str(value)
+    if "\n" in text or "\r" in text:
+        text = _NEWLINES.sub(" ", text)
+    return text.strip().translate(_HTML)
 
 
 # One pass over a narrative, left to right. Single-line code spans are left alone

@@ -7,16 +7,22 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from roofgen.analysis.analyse import CaseResult, VariantResult
+from roofgen.charts.speedups import CaseSpeedup, SpeedupsInput
 from roofgen.model import Case, Machine
 from roofgen.site.casepage import kernel_rows
+from roofgen.site.links import html_link
 from roofgen.site.names import display_name, resource_names
 from roofgen.site.pagetypes import (
+    ALL_CASES_PATH,
     BINDINGS_PATH,
+    BY_CLASS_PATH,
+    BY_MACHINE_PATH,
     HOME_PATH,
     METHOD_PATH,
     OPERATORS_PATH,
     TAGS_PATH,
     CaseRow,
+    ChartSlot,
     HomePage,
     IndexGroup,
     IndexPage,
@@ -28,7 +34,17 @@ from roofgen.site.pagetypes import (
 )
 from roofgen.units import fmt_percent, fmt_ratio
 
-__all__ = ["bindings_page", "case_row", "home_page", "operators_page", "tags_page"]
+__all__ = [
+    "all_cases_page",
+    "bindings_page",
+    "case_row",
+    "classes_page",
+    "home_page",
+    "machines_index_page",
+    "operators_page",
+    "speedups_input",
+    "tags_page",
+]
 
 RECENT_COUNT = 5
 WINS_COUNT = 5
@@ -75,10 +91,58 @@ def _by_date(rows: Sequence[CaseRow]) -> list[CaseRow]:
     return sorted(ordered, key=lambda r: r.date, reverse=True)
 
 
+def speedups_input(cases: Sequence[CaseResult]) -> tuple[SpeedupsInput, int]:
+    """The home chart's input: per case with a comparison, the speedup of its fastest
+    variant against the baseline (interval and noise from the comparison) and that
+    variant's measured end-to-end speedup; and how many of those kernel speedups are
+    significant."""
+    from roofgen.site.verdict import best_comparison
+
+    found = [(c, best) for c in cases if (best := best_comparison(c)) is not None]
+    found.sort(key=lambda cb: (-cb[1].speedup.value, cb[0].case.id))
+    rows: list[CaseSpeedup] = []
+    for c, best in found:
+        href = html_link(HOME_PATH, case_path(c.case.id))
+        s = best.speedup
+        rows.append(
+            CaseSpeedup(c.case.id, c.case.title, href, "kernel", s.value, s.low, s.high, s.noise)
+        )
+        e2e = next((e for e in c.comparison.end_to_end if e.variant == best.variant), None)
+        if e2e is not None:
+            rows.append(
+                CaseSpeedup(
+                    c.case.id, c.case.title, href, "end-to-end", e2e.measured, None, None,
+                    "unknown noise",
+                )
+            )  # fmt: skip
+    significant = sum(1 for _, best in found if best.speedup.noise == "significant")
+    subtitle = (
+        "Each case's fastest variant against its baseline; a bar is the speedup's interval. "
+        "Grey: within the noise, or no interval to tell."
+    )
+    return SpeedupsInput("Speedup of every case", subtitle, tuple(rows)), significant
+
+
 def home_page(
-    name: str, description: str, rows: Sequence[CaseRow], machines: Sequence[Machine]
+    name: str,
+    description: str,
+    rows: Sequence[CaseRow],
+    machines: Sequence[Machine],
+    cases: Sequence[CaseResult] = (),
 ) -> HomePage:
     ordered = _by_date(rows)
+    speedups, significant = speedups_input(cases)
+    chart = None
+    if speedups.rows:
+        chart = ChartSlot(
+            key="home:speedups",
+            spec_id="speedups-1",
+            caption=(
+                "Best kernel speedup (circle) and end-to-end speedup (diamond) of every case "
+                "with more than one variant; click a mark to open its case"
+            ),
+            input=speedups,
+        )
     wins = sorted(
         (r for r in rows if r.end_to_end_value is not None and r.end_to_end_value > 1.0),
         key=lambda r: (-(r.end_to_end_value or 0.0), r.id),
@@ -92,6 +156,9 @@ def home_page(
         cases=tuple(ordered),
         machines=tuple(Link(m.name, machine_path(m.id)) for m in machines),
         indexes=(
+            Link("All cases", ALL_CASES_PATH),
+            Link("Cases by machine", BY_MACHINE_PATH),
+            Link("Cases by class", BY_CLASS_PATH),
             Link("By tag", TAGS_PATH),
             Link("By operator kind", OPERATORS_PATH),
             Link("By binding resource", BINDINGS_PATH),
@@ -100,6 +167,8 @@ def home_page(
             Link("Methods by operator", "methods/operators/index.md"),
         ),
         method=Link("How to read these pages", METHOD_PATH),
+        chart=chart,
+        significant=significant if chart is not None else None,
     )
 
 
@@ -181,5 +250,56 @@ def bindings_page(cases: Sequence[CaseResult], machines: Mapping[str, Machine]) 
                 tuple(rows),
             )
             for key, rows in sorted(groups.items())
+        ),
+    )
+
+
+def all_cases_page(rows: Sequence[CaseRow]) -> IndexPage:
+    """Every case, newest first, with its owners and status."""
+    listed = tuple(
+        IndexRow(Link(r.title, r.path), (r.date, r.owners, r.status, r.summary))
+        for r in _by_date(rows)
+    )
+    return IndexPage(
+        path=ALL_CASES_PATH,
+        title="All cases",
+        intro="Every case, newest first.",
+        columns=("Date", "Owners", "Status", "Summary"),
+        groups=(IndexGroup("all", "All cases", "all-cases", listed),) if listed else (),
+    )
+
+
+def machines_index_page(rows: Sequence[CaseRow], machines: Sequence[Machine]) -> IndexPage:
+    """The cases of each machine (a case that ran on several is under each)."""
+    groups = []
+    for m in machines:
+        path = machine_path(m.id)
+        listed = tuple(
+            IndexRow(Link(r.title, r.path), (r.date, r.binding, r.best_speedup))
+            for r in _by_date(rows)
+            if any(link.path == path for link in r.machines)
+        )
+        groups.append(IndexGroup(m.id, m.name, anchor("machine", m.id), listed))
+    return IndexPage(
+        path=BY_MACHINE_PATH,
+        title="Cases by machine",
+        intro="Every case under each machine it ran on; each machine's own page has its roofs.",
+        columns=("Date", "Binding resource", "Best speedup"),
+        groups=tuple(groups),
+    )
+
+
+def classes_page(rows: Sequence[CaseRow]) -> IndexPage:
+    """The cases by the class of their fastest variant (memory-bound, compute-bound...)."""
+    groups: dict[str, list[IndexRow]] = defaultdict(list)
+    for r in _by_date(rows):
+        groups[r.klass].append(IndexRow(Link(r.title, r.path), (r.binding, r.efficiency)))
+    return IndexPage(
+        path=BY_CLASS_PATH,
+        title="Cases by class",
+        intro="Every case under the class of its fastest variant.",
+        columns=("Binding resource", "Efficiency"),
+        groups=tuple(
+            IndexGroup(k, k, anchor("class", k), tuple(v)) for k, v in sorted(groups.items())
         ),
     )

@@ -1,8 +1,18 @@
-"""MkDocs' own build of the generated project, run quietly and reproducibly.
+"""MkDocs' own build of the generated project, run quietly and reproducibly: the one
+module that knows which site generator turns the pages into HTML.
 
 :func:`run_mkdocs` collects MkDocs' warnings instead of printing them, and sets
 ``SOURCE_DATE_EPOCH`` (from :func:`source_date_epoch`) for the build only, so that
 the same specs give the same HTML.
+
+The search index holds, of each page, only what is outside the regions the pages mark
+with ``<!-- roofgen:search-off -->`` ... ``<!-- roofgen:search-on -->`` (charts and
+tables; their headings stay): a case's entry is its title, headings, verdict and
+narrative, so the index grows by a bounded amount per case, and the search plugin
+parses a fraction of each page. Material writes the index once, as
+``search/search_index.json`` (fetched over HTTP); the build adds the same index as a
+script, ``search/search_index.js``, which is what the search loads on ``file://``
+pages, where nothing can be fetched.
 """
 
 from __future__ import annotations
@@ -12,12 +22,50 @@ import contextlib
 import datetime as dt
 import logging
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from roofgen.site.errors import BuildError
 
-__all__ = ["run_mkdocs", "source_date_epoch"]
+__all__ = ["SEARCH_OFF", "SEARCH_ON", "run_mkdocs", "search_text", "source_date_epoch"]
+
+SEARCH_OFF = "<!-- roofgen:search-off -->"
+SEARCH_ON = "<!-- roofgen:search-on -->"
+_UNSEARCHED = re.compile(re.escape(SEARCH_OFF) + r"(.*?)(?:" + re.escape(SEARCH_ON) + "|$)", re.S)
+_HEADING = re.compile(r"<h([1-6])\b[^>]*>.*?</h\1>", re.S)
+
+
+def search_text(html: str) -> str:
+    """The HTML of a page that search indexes: its marked regions left out but for
+    their headings (the sections search links to)."""
+    if SEARCH_OFF not in html:
+        return html
+    return _UNSEARCHED.sub(lambda m: "".join(h.group(0) for h in _HEADING.finditer(m[1])), html)
+
+
+def _excerpt_plugins() -> tuple[Any, Any]:
+    """Two plugins around the search plugin's ``on_page_context``: the first (before it)
+    hands it the page's :func:`search_text`, the second (after it) puts the page back."""
+    from mkdocs.plugins import BasePlugin, event_priority
+
+    kept: dict[int, str] = {}
+
+    class Before(BasePlugin):
+        @event_priority(100)
+        def on_page_context(self, context: Any, *, page: Any, config: Any, nav: Any) -> Any:
+            kept[id(page)] = page.content
+            page.content = search_text(page.content or "")
+            return context
+
+    class After(BasePlugin):
+        @event_priority(-100)
+        def on_page_context(self, context: Any, *, page: Any, config: Any, nav: Any) -> Any:
+            page.content = kept.pop(id(page), page.content)
+            return context
+
+    return Before(), After()
 
 
 def source_date_epoch(newest_date: str) -> int:
@@ -102,6 +150,9 @@ def run_mkdocs(config_file: Path, site_dir: Path, *, strict: bool, epoch: int) -
             config = load_config(
                 config_file=str(config_file), site_dir=str(site_dir), strict=strict
             )
+            before, after = _excerpt_plugins()
+            config.plugins["roofgen/search-excerpt"] = before
+            config.plugins["roofgen/search-excerpt-end"] = after
             build(config)
         except (Abort, ConfigurationError) as exc:
             message = exc.format_message().strip()

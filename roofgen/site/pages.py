@@ -26,8 +26,10 @@ import yaml
 
 from roofgen.datafiles import data_dir
 from roofgen.site.context import NavEntry, SiteContext
-from roofgen.site.escape import md_escape, md_text, plain_text, safe_url
+from roofgen.site.escape import html_escape, md_escape, md_text, plain_text, safe_url
 from roofgen.site.guide import guide_pages
+from roofgen.site.links import USE_DIRECTORY_URLS, html_link
+from roofgen.site.pagetypes import NOT_IN_NAV
 
 __all__ = [
     "GENERATED_MD",
@@ -67,6 +69,18 @@ def _rel(context: jinja2.runtime.Context, target: str) -> Markdown:
     return Markdown(quote(relative, safe="/.-_~"))
 
 
+@jinja2.pass_context
+def _href(context: jinja2.runtime.Context, target: str) -> Markdown:
+    """An HTML link target from the page being rendered to the docs path ``target``."""
+    return Markdown(html_escape(html_link(context["page_path"], target)))
+
+
+def _h(value: Any) -> Markdown:
+    if isinstance(value, Markdown):
+        raise TypeError("already Markdown: escape text only once")
+    return Markdown(html_escape("" if value is None else value))
+
+
 def _url(value: Any) -> Markdown:
     return Markdown(safe_url(value) or "")
 
@@ -94,6 +108,11 @@ def markdown_environment() -> jinja2.Environment:
         url=_url,
         rel=_rel,
         anchor=_anchor,
+        h=_h,
+        href=_href,
+        raw_html=lambda v: Markdown(str(v)),
+        attrs=lambda obj, *names: tuple(getattr(obj, n) for n in names),  # a table's row
+        prefix=lambda v, p: f"{p}{v}",  # the output of a macro of partials/html.j2
     )
     return env
 
@@ -108,15 +127,27 @@ def method_page() -> str:
     return GENERATED_MD + text.rstrip("\n") + "\n"
 
 
+def _front_matter(title: str) -> str:
+    """YAML front matter naming the page: a page out of the navigation would otherwise
+    take its title from its heading, which the theme prints unescaped (the window
+    title); :func:`plain_text` makes it inert there, as the navigation's titles are."""
+    text = yaml.safe_dump(
+        {"title": plain_text(title)}, allow_unicode=True, default_flow_style=False, width=2**16
+    )
+    return f"---\n{text}---\n"
+
+
 def render_pages(ctx: SiteContext, charts: Mapping[str, RenderedChart]) -> dict[str, str]:
     """Every Markdown page of the site: docs path -> text."""
     chart_values = {
         key: {"block": Markdown(chart.block.rstrip("\n")), "svg": chart.svg}
         for key, chart in charts.items()
     }
-    pages = {ctx.home.path: _render("home.md.j2", ctx.home.path, page=ctx.home)}
+    pages = {
+        ctx.home.path: _render("home.md.j2", ctx.home.path, page=ctx.home, charts=chart_values)
+    }
     for case in ctx.cases:
-        pages[case.path] = _render(
+        pages[case.path] = _front_matter(case.title) + _render(
             "case.md.j2",
             case.path,
             page=case,
@@ -171,7 +202,7 @@ def render_mkdocs_yml(
         theme["logo"] = logo
     config |= {
         "docs_dir": docs_dir,
-        "use_directory_urls": False,
+        "use_directory_urls": USE_DIRECTORY_URLS,
         "theme": theme,
         "plugins": ["search"],
         "markdown_extensions": [
@@ -187,6 +218,7 @@ def render_mkdocs_yml(
             ),
         },
         "nav": _nav(ctx.nav),
+        "not_in_nav": NOT_IN_NAV,
     }  # fmt: skip
     # allow_unicode: characters beyond ASCII are written as they are (an escaped
     # astral character, such as an emoji, would read back as two lone surrogates).

@@ -23,6 +23,13 @@ METHOD_PATH = "method/index.md"
 TAGS_PATH = "tags/index.md"
 OPERATORS_PATH = "operators/index.md"
 BINDINGS_PATH = "bindings/index.md"
+# beside the case and machine folders, never in them: no id can collide with them
+ALL_CASES_PATH = "all-cases/index.md"
+BY_MACHINE_PATH = "by-machine/index.md"
+BY_CLASS_PATH = "by-class/index.md"
+#: MkDocs' ``not_in_nav``: the case pages, reached through the index pages, the tags
+#: and search, so that the navigation every page carries does not grow with the cases.
+NOT_IN_NAV = "/cases/*/index.md"
 
 
 def case_path(case_id: str) -> str:
@@ -98,6 +105,9 @@ class HomePage:
     machines: tuple[Link, ...]
     indexes: tuple[Link, ...]
     method: Link
+    all_cases: str = ALL_CASES_PATH
+    chart: ChartSlot | None = None  # every case's speedups
+    significant: int | None = None  # cases whose best kernel speedup is beyond the noise
 
 
 @dataclass(frozen=True)
@@ -169,6 +179,18 @@ class EndToEndRow:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """The card at the top of a case page, every line read from the results."""
+
+    variant: str  # the fastest variant, which the first two lines describe
+    binding: str  # the binding resource
+    klass: str  # bound, co-bound, below-roofs, ...
+    distance: str  # efficiency against the roof and the headroom
+    win: str  # the biggest measured speedup, its noise, end to end
+    recommendation: str  # the top recommendation for the fastest variant
+
+
+@dataclass(frozen=True)
 class CasePage:
     path: str
     id: str
@@ -198,6 +220,7 @@ class CasePage:
     quality: tuple[QualityItem, ...] = ()  # plausibility and hygiene findings
     variant_advice: tuple[AdviceGroup, ...] = ()  # recommendations per variant
     models: tuple[tuple[str, str, str, str], ...] = ()  # kernel, model FLOPs, bytes, notes
+    verdict: Verdict | None = None
 
     @property
     def section_charts(self) -> tuple[ChartSlot, ...]:
@@ -276,7 +299,8 @@ class SiteContext:
 
     @property
     def charts(self) -> tuple[ChartSlot, ...]:
-        slots = [c for page in self.cases for c in page.charts]
+        slots = [self.home.chart] if self.home.chart else []
+        slots += [c for page in self.cases for c in page.charts]
         slots += [c for page in self.cases for c in page.section_charts]
         slots += [c for page in self.machines for c in (page.chart, *page.section_charts)]
         return tuple(slots)

@@ -616,7 +616,7 @@ def test_ncu_rep_without_the_package_says_how_to_get_it(tmp_path, capsys, monkey
     monkeypatch.setitem(sys.modules, "ncu_report", None)  # import fails
     (tmp_path / "r.ncu-rep").write_bytes(b"fake")
     assert main(["import", "ncu", "r.ncu-rep", "--machine", "a100-40gb-sxm", "-o", "r.yaml"]) == 1
-    assert "pip install 'roofgen[ncu-rep]'" in capsys.readouterr().err
+    assert "pip install ncu-report (roofgen's ncu-rep extra)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -57,7 +57,11 @@ def energy_cmd(paths: tuple[str, ...], machine_id: str, fit_on: tuple[str, ...],
     try:
         import scipy  # noqa: F401  (the fit's solver)
     except ImportError:
-        say("roofgen fit energy needs scipy: pip install 'roofgen[fit]'", fg="red")
+        say(
+            "roofgen fit energy needs scipy: install roofgen with its 'fit' extra from your "
+            "team's source of roofgen (roofgen[fit] @ URL)",
+            fg="red",
+        )
         raise Failure(EXIT_INVALID) from None
     from roofgen.api.energyfit import FitRefused, fit_machine_energy
     from roofgen.report.energyfit import fit_json, fit_text

@@ -1,6 +1,7 @@
 """Read Nsight Compute ``.ncu-rep`` reports through NVIDIA's ``ncu_report`` package.
 
-``ncu_report`` is on PyPI (``pip install 'roofgen[ncu-rep]'``); it ships its own
+``ncu_report`` is on PyPI (``pip install ncu-report``, roofgen's ``ncu-rep`` extra); it ships
+its own
 native libraries and loads reports without Nsight Compute installed. Each
 profiled kernel (an "action" of a "range") becomes a launch with every metric
 the report holds; the rest of the import is the CSV path's.
@@ -23,8 +24,8 @@ def _module() -> Any:
     except ImportError:
         raise ImportFailure(
             "reading .ncu-rep reports needs NVIDIA's ncu_report package: "
-            "pip install 'roofgen[ncu-rep]' (or export the report to CSV with "
-            "`ncu --import report.ncu-rep --csv > profile.csv`)"
+            "pip install ncu-report (roofgen's ncu-rep extra), or export the report to CSV with "
+            "`ncu --import report.ncu-rep --csv > profile.csv`"
         ) from None
     return ncu_report
 

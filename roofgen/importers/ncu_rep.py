@@ -1,8 +1,7 @@
 """Read Nsight Compute ``.ncu-rep`` reports through NVIDIA's ``ncu_report`` package.
 
 ``ncu_report`` is on PyPI (``pip install ncu-report``, roofgen's ``ncu-rep`` extra); it ships
-its own
-native libraries and loads reports without Nsight Compute installed. Each
+its own native libraries and loads reports without Nsight Compute installed. Each
 profiled kernel (an "action" of a "range") becomes a launch with every metric
 the report holds; the rest of the import is the CSV path's.
 """

@@ -12,11 +12,9 @@ run concurrently.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from roofgen.charts.common import (
-    diagonal_angle,
     diagonal_label,
     finish,
     log_axis,
@@ -25,9 +23,11 @@ from roofgen.charts.common import (
     quantitative,
     roof_rule,
     segment_end,
+    square_decades,
     tooltip,
 )
 from roofgen.charts.inputs import ChartKind
+from roofgen.charts.labels import Box, Plot, place, text_width
 from roofgen.charts.roofline_inputs import Ceiling, PrecisionInput
 from roofgen.charts.vl import Spec, channel, layer_chart, mark, title, unit
 from roofgen.units import fmt_si
@@ -55,8 +55,6 @@ UNIT_SHAPES: dict[str, str] = {
     "fp16": "triangle-down",
     "sfu": "triangle-up",
 }
-_CROWDED = 10**0.25  # ceilings closer than this share a label row: stagger their labels
-_SLOTS = (1.15, 10**1.3, 10**2.6)  # label anchors, as divisors of the right edge
 
 
 def work_unit(precision: str) -> str:
@@ -65,23 +63,33 @@ def work_unit(precision: str) -> str:
 
 
 def ceiling_text(c: Ceiling) -> str:
-    """``BF16/FP16 312 TFLOP/s``; ``(measured)`` for a measured ceiling (the others are
-    datasheet values)."""
+    """``BF16/FP16 312 TFLOP/s``, ``INT8 sparse 1.25 POP/s``; ``(measured)`` for a measured
+    ceiling (the others are datasheet values)."""
+    sparse = " sparse" if c.sparse and "sparse" not in c.label.lower() else ""
     suffix = " (measured)" if c.basis == "measured" else ""
-    return f"{c.label} {fmt_si(c.value, work_unit(c.precision), zeros=True)}{suffix}"
+    return f"{c.label}{sparse} {fmt_si(c.value, work_unit(c.precision), zeros=True)}{suffix}"
+
+
+#: Dash pattern per kind of peak: measured solid, datasheet dashed; sparse ones dotted.
+PEAK_DASHES: dict[str, list[float]] = {
+    "dense, measured": [1, 0],
+    "dense, datasheet": [8, 3],
+    "2:4 sparse, measured": [2, 2],
+    "2:4 sparse, datasheet": [8, 3, 2, 3],
+}
 
 
 def ceiling_rows(
-    ceilings: tuple[Ceiling, ...], bandwidth: float | None, xdom: tuple[float, float]
+    ceilings: tuple[Ceiling, ...],
+    bandwidth: float | None,
+    plot: Plot,
+    points: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per ceiling: a horizontal segment from its ridge, and a label position."""
-    lo, hi = xdom
-    rows = []
-    last_value = 0.0
-    slot = 0
-    for c in sorted(ceilings, key=lambda c: (c.value, c.id)):
-        slot = (slot + 1) % len(_SLOTS) if last_value and c.value / last_value < _CROWDED else 0
-        last_value = c.value
+    """One row per ceiling: a horizontal segment from its ridge, and its label's centre,
+    laid out clear of the other labels and of the points."""
+    lo, hi = plot.xdom
+    rows: list[dict[str, Any]] = []
+    for c in sorted(ceilings, key=lambda c: (-c.value, c.id)):
         start = c.value / bandwidth if bandwidth else lo / 1e3
         rows.append(
             {
@@ -90,23 +98,29 @@ def ceiling_rows(
                 "x2": hi * 1e3,
                 "y": c.value,
                 "y2": c.value,
-                "lx": hi / _SLOTS[slot],
                 "text": ceiling_text(c),
                 "precision": c.precision.removesuffix("-sparse"),
-                "dash": "sparse" if c.sparse else "dense",
+                "dash": f"{'2:4 sparse' if c.sparse else 'dense'}, {c.basis}",
                 "basis": c.basis,
             }
         )
+    obstacles = [Box(*plot.px(p["x"], p["y"]), 10, 10) for p in points or ()]
+    candidates = [
+        plot.horizontal_candidates(r["y"], r["x"], text_width(r["text"], 11), 14) for r in rows
+    ]
+    for row, box in zip(rows, place(candidates, obstacles, plot.width, plot.height), strict=True):
+        row["lx"], row["ly"] = plot.data(box.cx, box.cy)
     return rows
 
 
-def peak_dash() -> Spec:
-    """Dense peaks solid, 2:4 sparse peaks dashed."""
+def peak_dash(rows: list[dict[str, Any]]) -> Spec:
+    """The dash of each kind of peak the chart draws (:data:`PEAK_DASHES`)."""
+    kinds = [k for k in PEAK_DASHES if any(r["dash"] == k for r in rows)]
     return channel(
         "dash",
         "nominal",
         title="Peak",
-        scale={"domain": ["dense", "sparse"], "range": [[1, 0], [6, 3]]},
+        scale={"domain": kinds, "range": [list(PEAK_DASHES[k]) for k in kinds]},
     )
 
 
@@ -127,7 +141,11 @@ def _domains(inp: PrecisionInput) -> tuple[tuple[float, float], tuple[float, flo
 
 def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
     xdom, ydom = _domains(inp)
-    ceilings = ceiling_rows(inp.ceilings, inp.bandwidth, xdom)
+    xdom, ydom, height = square_decades(xdom, ydom, width, height)
+    plot = Plot(xdom, ydom, width, height)
+    ceilings = ceiling_rows(
+        inp.ceilings, inp.bandwidth, plot, [{"x": p.intensity, "y": p.rate} for p in inp.points]
+    )
     precisions = sorted(
         {r["precision"] for r in ceilings}
         | {p.precision.removesuffix("-sparse") for p in inp.points},
@@ -152,7 +170,16 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
         x_end = top / inp.bandwidth
         x_start = xdom[0] / 1e3
         vis = max(xdom[0], ydom[0] / inp.bandwidth)
-        lx = math.sqrt(vis * min(x_end, xdom[1]))
+        text = f"{inp.memory_label} {fmt_si(inp.bandwidth, 'B/s', zeros=True)}"
+        taken = [
+            Box(*plot.px(r["lx"], r["ly"]), text_width(r["text"], 11), 14) for r in ceilings
+        ] + [Box(*plot.px(p.intensity, p.rate), 10, 10) for p in inp.points]
+        options = plot.diagonal_candidates(
+            inp.bandwidth, vis, min(x_end, xdom[1], ydom[1] / inp.bandwidth),
+            text_width(text, 11), 14,
+        )  # fmt: skip
+        box = place([options], taken, plot.width, plot.height)[0]
+        lx, ly = plot.data(box.cx, box.cy)
         memory.append(
             {
                 "x": x_start,
@@ -160,8 +187,8 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
                 "x2": x_end,
                 "y2": top,
                 "lx": lx,
-                "ly": inp.bandwidth * lx,
-                "text": f"{inp.memory_label} {fmt_si(inp.bandwidth, 'B/s', zeros=True)}",
+                "ly": ly,
+                "text": text,
             }
         )
     points: list[dict[str, Any]] = [
@@ -181,7 +208,7 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
         for p in inp.points
     ]
     shapes = sorted({p["unit"] for p in points})
-    label = {"clip": True, "fontSize": 10, "align": "right", "baseline": "bottom", "dy": -2}
+    label = {"clip": True, "fontSize": 11, "align": "center", "baseline": "middle"}
     layers = [
         unit(
             "ceilings",
@@ -189,7 +216,7 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
             {
                 **segment_end(),
                 "color": colour(),
-                "strokeDash": peak_dash(),
+                "strokeDash": peak_dash(ceilings),
                 "description": nominal("text"),
                 "tooltip": tooltip([("text", "Ceiling"), ("basis", "Basis")]),
             },
@@ -197,19 +224,30 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
         unit(
             "ceilings",
             mark("text", aria=False, stroke="white", strokeWidth=3, strokeOpacity=0.85, **label),
-            {"x": quantitative("lx"), "text": nominal("text")},
+            {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")},
         ),
         unit(
             "ceilings",
             mark("text", aria=False, **label),
-            {"x": quantitative("lx"), "text": nominal("text"), "color": colour()},
+            {
+                "x": quantitative("lx"),
+                "y": quantitative("ly"),
+                "text": nominal("text"),
+                "color": colour(),
+            },
         ),
     ]
     if memory:
         layers += [
             roof_rule("memory", "#D55E00", "Memory roof"),
             diagonal_label(
-                "memory", "#D55E00", diagonal_angle(xdom, ydom, width, height), align="center"
+                "memory",
+                "#D55E00",
+                plot.diagonal_angle(),
+                align="center",
+                baseline="middle",
+                dy=0,
+                fontSize=11,
             ),
         ]
     if points:

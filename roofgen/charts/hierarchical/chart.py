@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from roofgen.charts.common import FONT
+from roofgen.charts.common import AXIS, FONT, square_decades
 from roofgen.charts.hierarchical import layers as lay
 from roofgen.charts.hierarchical import rows
 from roofgen.charts.hierarchical.domains import domains
 from roofgen.charts.hierarchical.style import ARIA_POINTS_MAX, ARROWS_ALL_LEVELS_MAX, MarkStyle
 from roofgen.charts.inputs import MEMORY_ROLES, RooflineInput
+from roofgen.charts.labels import Plot
 from roofgen.charts.vl import Spec, layer_chart, title, top_level
 
 CHART_KIND = "roofgen.hierarchical-roofline"
@@ -42,8 +43,9 @@ def _hierarchical_chart(
     arrow_roles: Collection[str] | None,
 ) -> dict[str, Any]:
     xdom, ydom = domains(inp)
-    roof_rows, ridge_rows = rows.roof_rows(inp, xdom, ydom)
-    point_rows = rows.point_rows(inp.points)
+    xdom, ydom, height = square_decades(xdom, ydom, width, height)
+    roof_rows, ridge_rows = rows.roof_rows(inp, xdom, ydom, width, height)
+    point_rows = rows.point_rows(inp.points, Plot(xdom, ydom, width, height))
     join_rows = rows.join_rows(inp.points)
     trajectory_rows = rows.trajectory_rows(inp.points)
     roles = MEMORY_ROLES if arrow_roles is None else tuple(arrow_roles)
@@ -109,7 +111,7 @@ def _hierarchical_chart(
         params=params,
     )
     config = {
-        "axis": {"gridColor": "#e6e6e6", "titleFontWeight": "normal"},
+        "axis": dict(AXIS),
         "font": FONT,
         "legend": {"orient": "right"},
     }

@@ -14,11 +14,13 @@ from typing import Any
 
 from roofgen.charts.hierarchical.domains import Domain, compute_cap, top_bandwidth
 from roofgen.charts.inputs import MEMORY_ROLES, Arrow, ChartPoint, RoofLine, RooflineInput
+from roofgen.charts.labels import Box, Plot, place, text_width
 from roofgen.units import NO_PREFIX, fmt_si
 
 Row = dict[str, Any]
 
-_CROWDED = 10**0.15  # roofs closer than 0.15 decades put their labels on opposite sides
+#: Font size of the roof labels (pixels).
+LABEL_SIZE = 11
 _EXTEND = 1e3  # roofs run this far past the initial domain so that zooming out shows them
 
 
@@ -39,9 +41,13 @@ def roof_text(roof: RoofLine) -> str:
     return f"{roof.label} {fmt_si(roof.value, unit, zeros=True)}{suffix}"
 
 
-def roof_rows(inp: RooflineInput, xdom: Domain, ydom: Domain) -> tuple[list[Row], list[Row]]:
-    """One row per roof (segment and label position), one per ridge marker."""
-    (x_lo, x_hi), (y_lo, y_hi) = xdom, ydom
+def roof_rows(
+    inp: RooflineInput, xdom: Domain, ydom: Domain, width: int = 640, height: int = 440
+) -> tuple[list[Row], list[Row]]:
+    """One row per roof (segment and label position), one per ridge marker. Labels are
+    laid out in pixels (:mod:`roofgen.charts.labels`): clear of each other and of the
+    points, each next to its own roof."""
+    x_lo, x_hi = xdom
     rows: list[Row] = []
     ridges: list[Row] = []
     for roof in inp.roofs:
@@ -62,11 +68,6 @@ def roof_rows(inp: RooflineInput, xdom: Domain, ydom: Domain) -> tuple[list[Row]
             x_end = cap / bw if cap is not None else x_hi * _EXTEND
             x_start = min(x_lo / _EXTEND, x_end)
             row.update(x=x_start, y=bw * x_start, x2=x_end, y2=bw * x_end)
-            # Label halfway (in decades) along the visible part of the diagonal.
-            vis_lo = max(x_lo, y_lo / bw)
-            vis_hi = min(x_end, x_hi, y_hi / bw)
-            lx = math.sqrt(vis_lo * vis_hi) if vis_hi > vis_lo else vis_lo
-            row.update(lx=lx, ly=bw * lx, align="center")
             if cap is not None:
                 ridges.append(
                     {
@@ -81,29 +82,79 @@ def roof_rows(inp: RooflineInput, xdom: Domain, ydom: Domain) -> tuple[list[Row]
             top = top_bandwidth(inp.roofs, roof.basis)
             x_start = roof.value / top if top is not None else x_lo / _EXTEND
             row.update(x=x_start, y=roof.value, x2=x_hi * _EXTEND, y2=roof.value)
-            row.update(lx=x_hi / 1.1, ly=roof.value, align="right")
-        # Labels sit above (left of) their line, unless a higher roof of the same kind runs
-        # so close that the text would cross it: then below (right of) it.
-        crowded = any(
-            o.kind == roof.kind and o.value > roof.value and o.value / roof.value < _CROWDED
-            for o in inp.roofs
-        )
-        row["baseline"] = "top" if crowded else "bottom"
-        row["dy"] = 3 if crowded else -3
         rows.append(row)
+    _lay_out_labels(inp, rows, Plot(xdom, ydom, width, height))
     return rows, ridges
 
 
-def point_rows(points: Iterable[ChartPoint]) -> list[Row]:
-    """One row per launch point and memory level, with its tooltip texts."""
+def _lay_out_labels(inp: RooflineInput, rows: list[Row], plot: Plot) -> None:
+    """Each roof's label centre (``lx``, ``ly``) and angle, placed without overlap."""
+    size, h = LABEL_SIZE, LABEL_SIZE + 3
+    obstacles = []
+    for p in inp.points:
+        if p.intensity_flop_per_byte > 0 and p.flop_per_s > 0:
+            px, py = plot.px(p.intensity_flop_per_byte, p.flop_per_s)
+            obstacles.append(Box(px, py, 9, 9))
+    order = sorted(
+        range(len(rows)),
+        key=lambda i: (rows[i]["kind"] != "compute", -inp.roofs[i].value, rows[i]["id"]),
+    )
+    candidates = []
+    for i in order:
+        row, roof = rows[i], inp.roofs[i]
+        w = text_width(row["text"], size)
+        if roof.kind == "memory":
+            (x_lo, _), (y_lo, y_hi) = plot.xdom, plot.ydom
+            vis_lo = max(x_lo, y_lo / roof.value, row["x"])
+            vis_hi = min(row["x2"], plot.xdom[1], y_hi / roof.value)
+            candidates.append(plot.diagonal_candidates(roof.value, vis_lo, vis_hi, w, h))
+        else:
+            candidates.append(plot.horizontal_candidates(roof.value, row["x"], w, h))
+    boxes = place(candidates, obstacles, plot.width, plot.height)
+    for i, box in zip(order, boxes, strict=True):
+        lx, ly = plot.data(box.cx, box.cy)
+        rows[i].update(lx=lx, ly=ly, angle=round(box.angle, 3), align="center")
+        rows[i].update(baseline="middle", dy=0)
+
+
+_SIDE_BY_SIDE = 9.0  # pixels between coincident points of different levels
+_ROLE_ORDER = {role: i for i, role in enumerate(MEMORY_ROLES)}
+
+
+def spread_coincident(points: Iterable[ChartPoint], plot: Plot) -> dict[int, float]:
+    """x of each point (by its index) moved so that points of different levels that would
+    be drawn on one spot (within 4 pixels) sit side by side, L1 to device memory from left
+    to right, centred on the spot. Points not moved keep their x."""
+    spots: dict[tuple[int, int], list[tuple[int, ChartPoint]]] = defaultdict(list)
+    for i, p in enumerate(points):
+        if p.intensity_flop_per_byte > 0 and p.flop_per_s > 0:
+            px, py = plot.px(p.intensity_flop_per_byte, p.flop_per_s)
+            spots[(round(px / 4), round(py / 4))].append((i, p))
+    moved: dict[int, float] = {}
+    for group in spots.values():
+        roles = sorted({p.level_role for _, p in group}, key=lambda r: _ROLE_ORDER.get(r, 9))
+        if len(roles) < 2:
+            continue
+        for i, p in group:
+            shift = (roles.index(p.level_role) - (len(roles) - 1) / 2) * _SIDE_BY_SIDE
+            px, py = plot.px(p.intensity_flop_per_byte, p.flop_per_s)
+            moved[i] = plot.data(px + shift, py)[0]
+    return moved
+
+
+def point_rows(points: Iterable[ChartPoint], plot: Plot | None = None) -> list[Row]:
+    """One row per launch point and memory level, with its tooltip texts (which keep the
+    measured intensity when the point is drawn beside one of another level)."""
+    points = list(points)
+    moved = spread_coincident(points, plot) if plot is not None else {}
     rows = []
-    for p in points:
+    for i, p in enumerate(points):
         eff = p.efficiency
         ai = _intensity(p.intensity_flop_per_byte)
         perf = _flops(p.flop_per_s)
         rows.append(
             {
-                "x": p.intensity_flop_per_byte,
+                "x": moved.get(i, p.intensity_flop_per_byte),
                 "y": p.flop_per_s,
                 "case": p.case,
                 "kernel": p.kernel,

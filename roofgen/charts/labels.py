@@ -1,0 +1,171 @@
+"""Label layout computed when a spec is built: the axes' domains, the plot's size and every
+label's text are known, so labels are placed in pixels, deterministically, clear of each
+other and of the data points.
+
+A label has candidate places (its preferred one first); :func:`place` takes the labels in
+order and gives each the first candidate that overlaps nothing placed before and no
+obstacle (data points), inside the plot. A label with no free candidate takes the one
+that overlaps least: every label is drawn. Boxes are oriented (a label along a diagonal
+roof is judged by its turned box). Text widths are estimated from DejaVu Sans' advance
+widths (the sans-serif of Debian's browsers, and wider than Helvetica or Arial), so a
+label takes at least the room it needs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Box", "Plot", "place", "text_width"]
+
+# DejaVu Sans advance widths, in ems.
+_WIDTHS = {
+    **dict.fromkeys("0123456789", 0.636),
+    " ": 0.318, ".": 0.318, ",": 0.318, ":": 0.337, "/": 0.337, "(": 0.390, ")": 0.390,
+    "-": 0.361, "%": 0.950, "+": 0.838, "=": 0.838, "×": 0.838, "µ": 0.636, "→": 0.838,
+    "A": 0.684, "B": 0.686, "C": 0.698, "D": 0.770, "E": 0.632, "F": 0.575, "G": 0.775,
+    "H": 0.752, "I": 0.295, "J": 0.295, "K": 0.656, "L": 0.557, "M": 0.863, "N": 0.748,
+    "O": 0.787, "P": 0.603, "Q": 0.787, "R": 0.695, "S": 0.635, "T": 0.611, "U": 0.732,
+    "V": 0.684, "W": 0.989, "X": 0.685, "Y": 0.611, "Z": 0.685,
+    "a": 0.613, "b": 0.635, "c": 0.550, "d": 0.635, "e": 0.615, "f": 0.352, "g": 0.635,
+    "h": 0.634, "i": 0.278, "j": 0.278, "k": 0.579, "l": 0.278, "m": 0.974, "n": 0.634,
+    "o": 0.612, "p": 0.635, "q": 0.635, "r": 0.411, "s": 0.521, "t": 0.392, "u": 0.634,
+    "v": 0.592, "w": 0.818, "x": 0.592, "y": 0.592, "z": 0.525,
+}  # fmt: skip
+_GAP = 3.0  # pixels between a label and its line
+
+
+def text_width(text: str, size: float) -> float:
+    """Width in pixels of ``text`` at font size ``size`` (a little more than drawn)."""
+    return size * sum(_WIDTHS.get(ch, 0.75) for ch in text) * 1.03 + 2
+
+
+@dataclass(frozen=True)
+class Box:
+    """A rectangle ``w`` by ``h`` pixels centred on (``cx``, ``cy``), turned by ``angle``
+    degrees (clockwise on screen, as Vega turns text)."""
+
+    cx: float
+    cy: float
+    w: float
+    h: float
+    angle: float = 0.0
+
+    def corners(self) -> list[tuple[float, float]]:
+        a = math.radians(self.angle)
+        ux, uy = math.cos(a), math.sin(a)
+        vx, vy = -uy, ux
+        hw, hh = self.w / 2, self.h / 2
+        return [
+            (self.cx + sx * hw * ux + sy * hh * vx, self.cy + sx * hw * uy + sy * hh * vy)
+            for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))
+        ]
+
+    def overlaps(self, other: Box) -> bool:
+        """Separating-axis test of two oriented rectangles."""
+        reach = math.hypot(self.w, self.h) / 2 + math.hypot(other.w, other.h) / 2
+        if abs(self.cx - other.cx) > reach or abs(self.cy - other.cy) > reach:
+            return False
+        a, b = self.corners(), other.corners()
+        for quad in (a, b):
+            for i in range(2):
+                ex, ey = quad[i + 1][0] - quad[i][0], quad[i + 1][1] - quad[i][1]
+                nx, ny = -ey, ex
+                pa = [nx * x + ny * y for x, y in a]
+                pb = [nx * x + ny * y for x, y in b]
+                if max(pa) <= min(pb) or max(pb) <= min(pa):
+                    return False
+        return True
+
+    def inside(self, width: float, height: float) -> bool:
+        return all(0 <= x <= width and 0 <= y <= height for x, y in self.corners())
+
+
+@dataclass(frozen=True)
+class Plot:
+    """The plot area of a log-log chart: data coordinates to pixels and back."""
+
+    xdom: tuple[float, float]
+    ydom: tuple[float, float]
+    width: float
+    height: float
+
+    def px(self, x: float, y: float) -> tuple[float, float]:
+        (x0, x1), (y0, y1) = self.xdom, self.ydom
+        fx = math.log10(x / x0) / math.log10(x1 / x0)
+        fy = math.log10(y / y0) / math.log10(y1 / y0)
+        return fx * self.width, (1 - fy) * self.height
+
+    def data(self, px: float, py: float) -> tuple[float, float]:
+        (x0, x1), (y0, y1) = self.xdom, self.ydom
+        x = x0 * (x1 / x0) ** (px / self.width)
+        y = y0 * (y1 / y0) ** (1 - py / self.height)
+        return x, y
+
+    def diagonal_angle(self) -> float:
+        """Screen angle (degrees clockwise, 0 to 360, as Vega-Lite wants) of a slope-1 line
+        (a bandwidth roof)."""
+        x_px = self.width / math.log10(self.xdom[1] / self.xdom[0])
+        y_px = self.height / math.log10(self.ydom[1] / self.ydom[0])
+        return 360.0 - math.degrees(math.atan2(y_px, x_px))
+
+    def horizontal_candidates(
+        self, y: float, x_from: float, w: float, h: float, steps: int = 12
+    ) -> list[Box]:
+        """Places for a label of a horizontal line at ``y`` drawn from ``x_from``
+        rightwards: right-aligned at the plot's edge above, then below the line, then
+        moving left in steps."""
+        _, py = self.px(self.xdom[0], y)
+        left = max(0.0, self.px(x_from, y)[0]) if x_from > 0 else 0.0
+        right = self.width - 4
+        out = []
+        span = max(right - left - w, 0.0)
+        for k in range(steps + 1):
+            cx = right - w / 2 - span * k / steps
+            for side in (-1, 1):
+                out.append(Box(cx, py + side * (h / 2 + _GAP), w, h))
+        return out
+
+    def diagonal_candidates(
+        self, slope_value: float, x_lo: float, x_hi: float, w: float, h: float
+    ) -> list[Box]:
+        """Places for a label along the diagonal ``y = slope_value * x`` between ``x_lo``
+        and ``x_hi``: its middle first, then out towards both ends, above then below."""
+        angle = self.diagonal_angle()
+        a = math.radians(angle)
+        nx, ny = math.sin(a), -math.cos(a)  # normal pointing up-left of the line
+        out = []
+        if x_hi <= x_lo:
+            x_hi = x_lo * 1.0001
+        for t in (0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.1, 0.9, 0.05, 0.95):
+            x = x_lo * (x_hi / x_lo) ** t
+            px, py = self.px(x, slope_value * x)
+            for side in (1, -1):
+                d = side * (h / 2 + _GAP)
+                out.append(Box(px + nx * d, py + ny * d, w, h, angle))
+        return out
+
+
+def place(
+    candidates: Sequence[Sequence[Box]], obstacles: Sequence[Box], width: float, height: float
+) -> list[Box]:
+    """One box per label, in order: the first candidate inside the plot that overlaps no
+    box placed before and no obstacle, else the one with the fewest overlaps."""
+    placed: list[Box] = []
+    for options in candidates:
+        best: Box | None = None
+        best_cost = math.inf
+        for i, box in enumerate(options):
+            cost = 100.0 * sum(box.overlaps(p) for p in placed)
+            cost += sum(box.overlaps(o) for o in obstacles)
+            if not box.inside(width, height):
+                cost += 1000
+            cost += i * 1e-3
+            if cost < best_cost:
+                best, best_cost = box, cost
+            if cost < 1:
+                break
+        assert best is not None, "a label needs at least one candidate place"
+        placed.append(best)
+    return placed

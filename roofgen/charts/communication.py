@@ -26,6 +26,7 @@ from roofgen.charts.common import (
     quantitative,
     roof_rule,
     segment_end,
+    square_decades,
     tooltip,
 )
 from roofgen.charts.inputs import ChartKind
@@ -81,6 +82,7 @@ def _left(
     ydom = log_domain(
         [p["y"] for p in points] + ([peak] if peak else []), (1e11, 1e15), min_decades=2.5
     )
+    xdom, ydom, height = square_decades(xdom, ydom, width, height)
     roofs = []
     for k in inp.links:
         end = peak / k.bandwidth if peak else xdom[1] * _EXTEND

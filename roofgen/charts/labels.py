@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Box", "Plot", "place", "text_width"]
+__all__ = ["Box", "Plot", "place", "side_by_side", "text_width"]
 
 # DejaVu Sans advance widths, in ems.
 _WIDTHS = {
@@ -127,6 +128,30 @@ class Plot:
                 out.append(Box(cx, py + side * (h / 2 + _GAP), w, h))
         return out
 
+    def point_candidates(self, x: float, y: float, w: float, h: float, r: float = 6) -> list[Box]:
+        """Places for a point's direct label: right of it, left, above, below, then the
+        corners, each ``r`` pixels clear of the point's centre."""
+        px, py = self.px(x, y)
+        dx, dy = r + w / 2, r + h / 2
+        offsets = (
+            (dx, 0), (-dx, 0), (0, -dy), (0, dy),
+            (dx, -dy), (-dx, -dy), (dx, dy), (-dx, dy),
+            (dx + 12, 0), (-dx - 12, 0), (0, -dy - 12), (0, dy + 12),
+        )  # fmt: skip
+        return [Box(px + ox, py + oy, w, h) for ox, oy in offsets]
+
+    def vertical_candidates(self, x: float, w: float, h: float, steps: int = 12) -> list[Box]:
+        """Places for a label read bottom to top beside the vertical line at ``x``: from
+        the top of the plot down, left then right of the line."""
+        px, _ = self.px(x, self.ydom[0])
+        span = max(self.height - 8 - w, 0.0)
+        out = []
+        for k in range(steps + 1):
+            cy = 4 + w / 2 + span * k / steps
+            for side in (-1, 1):
+                out.append(Box(px + side * (h / 2 + _GAP), cy, w, h, 270.0))
+        return out
+
     def diagonal_candidates(
         self, slope_value: float, x_lo: float, x_hi: float, w: float, h: float
     ) -> list[Box]:
@@ -148,11 +173,16 @@ class Plot:
 
 
 def place(
-    candidates: Sequence[Sequence[Box]], obstacles: Sequence[Box], width: float, height: float
+    candidates: Sequence[Sequence[Box]],
+    obstacles: Sequence[Box],
+    width: float,
+    height: float,
+    fixed: Sequence[Box] = (),
 ) -> list[Box]:
     """One box per label, in order: the first candidate inside the plot that overlaps no
-    box placed before and no obstacle, else the one with the fewest overlaps."""
-    placed: list[Box] = []
+    box placed before (nor a ``fixed`` label placed earlier) and no obstacle, else the one
+    with the fewest overlaps (another label weighs more than an obstacle)."""
+    placed: list[Box] = list(fixed)
     for options in candidates:
         best: Box | None = None
         best_cost = math.inf
@@ -168,4 +198,26 @@ def place(
                 break
         assert best is not None, "a label needs at least one candidate place"
         placed.append(best)
-    return placed
+    return placed[len(fixed) :]
+
+
+def side_by_side(
+    rows: Sequence[dict[str, Any]], plot: Plot, order: Sequence[str], gap: float = 9.0
+) -> None:
+    """Move the ``x`` of rows of different ``role`` that would be drawn on one spot
+    (within 4 pixels) so that they sit side by side, in ``order`` from left to right,
+    centred on the spot: each stays visible in its own colour and shape."""
+    rank = {role: i for i, role in enumerate(order)}
+    spots: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["x"] > 0 and row["y"] > 0:
+            px, py = plot.px(row["x"], row["y"])
+            spots.setdefault((round(px / 4), round(py / 4)), []).append(row)
+    for group in spots.values():
+        roles = sorted({r["role"] for r in group}, key=lambda r: (rank.get(r, len(rank)), r))
+        if len(roles) < 2:
+            continue
+        for row in group:
+            shift = (roles.index(row["role"]) - (len(roles) - 1) / 2) * gap
+            px, py = plot.px(row["x"], row["y"])
+            row["x"] = plot.data(px + shift, py)[0]

@@ -45,9 +45,12 @@ def _hierarchical_chart(
     xdom, ydom = domains(inp)
     xdom, ydom, height = square_decades(xdom, ydom, width, height)
     roof_rows, ridge_rows = rows.roof_rows(inp, xdom, ydom, width, height)
-    point_rows = rows.point_rows(inp.points, Plot(xdom, ydom, width, height))
+    plot = Plot(xdom, ydom, width, height)
+    point_rows = rows.point_rows(inp.points, plot)
     join_rows = rows.join_rows(inp.points)
     trajectory_rows = rows.trajectory_rows(inp.points)
+    spreads = rows.spread_rows(inp.points, point_rows)
+    label_rows = rows.point_labels(inp, point_rows, roof_rows, plot)
     roles = MEMORY_ROLES if arrow_roles is None else tuple(arrow_roles)
     arrow_rows = [r for r in rows.arrow_rows(inp, roles) if r["role"] in roles]
     if arrow_roles is None and len(arrow_rows) > ARROWS_ALL_LEVELS_MAX:
@@ -93,12 +96,16 @@ def _hierarchical_chart(
         layers.append(lay.trajectory_layer(legend, op_links))
     if arrow_rows:
         layers += lay.arrow_layers(legend, op_links)
+    if spreads:
+        layers.append(lay.spread_layer(legend, op_links))
     aria = len(point_rows) <= ARIA_POINTS_MAX
     layers.append(
         lay.point_layer(
-            legend, style.point_size, op_points, shapes=bool(trajectory_rows), aria=aria
+            legend, style.point_size, op_points, shapes=any(p.shape for p in inp.points), aria=aria
         )
     )
+    if label_rows:
+        layers += lay.point_label_layers()
     # Roofs above the points, so that they stay visible on crowded charts.
     layers += lay.roof_layers(legend, bool(ridge_rows))
 
@@ -130,6 +137,10 @@ def _hierarchical_chart(
         "arrows": arrow_rows,
         "points": point_rows,
     }
+    if label_rows:
+        spec["datasets"]["labels"] = label_rows
+    if spreads:
+        spec["datasets"]["spreads"] = spreads
     if trajectory_rows:
         spec["datasets"]["trajectories"] = trajectory_rows
     return spec

@@ -218,6 +218,34 @@ def point_layer(
     )
 
 
+def spread_layer(legend: Legend, opacity: Callable[[], Spec]) -> Spec:
+    """Error bars: each point's FLOP/s from the third to the first quartile of its time."""
+    return unit(
+        "spreads",
+        mark("rule", strokeWidth=1.5, clip=True),
+        {
+            "y2": {"field": "y2"},
+            "color": _colour(legend),
+            "opacity": opacity(),
+            "tooltip": tooltip([("text", "Spread")]),
+        },
+    )
+
+
+def point_label_layers() -> list[Spec]:
+    """The direct labels of the baseline and best points (``labels``), on a white halo."""
+
+    def enc() -> dict[str, Any]:
+        return {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")}
+
+    props: dict[str, Any] = {"clip": True, "fontSize": 11, "baseline": "middle", "aria": False}
+    halo = mark("text", stroke="white", strokeWidth=3, strokeOpacity=0.85, **props)
+    return [
+        unit("labels", halo, enc()),
+        unit("labels", mark("text", color="#333333", **props), enc()),
+    ]
+
+
 def roof_layers(legend: Legend, has_ridges: bool) -> list[Spec]:
     """The roofs, their ridge markers and their labels (on a white halo)."""
     dash = channel(

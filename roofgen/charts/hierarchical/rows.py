@@ -173,8 +173,37 @@ def point_rows(points: Iterable[ChartPoint], plot: Plot | None = None) -> list[R
     return rows
 
 
+def spread_rows(points: Iterable[ChartPoint], drawn: list[Row]) -> list[Row]:
+    """An error bar per point whose time quartiles are known: FLOP/s at q3 to q1, at the
+    point's drawn x."""
+    return [
+        {
+            "x": row["x"],
+            "y": p.flop_per_s_q3,
+            "y2": p.flop_per_s_q1,
+            "role": p.level_role,
+            "case": p.case,
+            "kernel": p.kernel,
+            "text": f"{p.kernel} {p.variant}: {_flops(p.flop_per_s_q3)} to "
+            f"{_flops(p.flop_per_s_q1)} (time q3 to q1)",
+        }
+        for p, row in zip(points, drawn, strict=True)
+        if p.flop_per_s_q3 is not None and p.flop_per_s_q1 is not None
+    ]
+
+
+#: Sweeps are joined by trajectories only on charts of at most this many swept variants;
+#: past it the lines hide the points (a thousand variants drew 999 lines).
+TRAJECTORY_VARIANTS_MAX = 8
+
+
 def trajectory_rows(points: Iterable[ChartPoint]) -> list[Row]:
-    """The points of each shape sweep, per level, numbered in sweep order."""
+    """The points of each shape sweep, per level, numbered in sweep order; none when more
+    than ``TRAJECTORY_VARIANTS_MAX`` variants are swept."""
+    points = list(points)
+    swept = {(p.case, p.kernel, p.variant) for p in points if p.sweep_index is not None}
+    if len(swept) > TRAJECTORY_VARIANTS_MAX:
+        return []
     rows = []
     for p in points:
         if p.sweep_index is None:
@@ -273,3 +302,53 @@ def _pair_launches(
         return [(before[0], after[0])]
     by_launch = {p.launch: p for p in after}
     return [(p, by_launch[p.launch]) for p in before if p.launch in by_launch]
+
+
+#: Most direct point labels on one chart; the other points are read from their tooltips.
+POINT_LABELS_MAX = 12
+
+
+def point_labels(inp: RooflineInput, points: list[Row], roofs: list[Row], plot: Plot) -> list[Row]:
+    """Direct labels of a fixed set of points: per kernel, its baseline (first variant in
+    ``variant_order``) and its best variant (highest FLOP/s), each on its device-memory
+    point (else its first), placed clear of the roof labels, of each other and of every
+    point. Named by variant, and by kernel too when the chart has several."""
+    order = {v: i for i, v in enumerate(inp.variant_order)}
+    by_kernel: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for row in points:
+        by_kernel[(row["case"], row["kernel"])].append(row)
+    several = len(by_kernel) > 1
+    chosen: list[tuple[Row, str]] = []
+    for (_, kernel), rows in sorted(by_kernel.items()):
+
+        def spot(variant: str, rows: list[Row] = rows) -> Row:
+            mine = [r for r in rows if r["variant"] == variant]
+            return next((r for r in mine if r["role"] == "device"), mine[0])
+
+        variants = list(dict.fromkeys(r["variant"] for r in rows))
+        first = min(variants, key=lambda v: (order.get(v, len(order)), variants.index(v)))
+        best = max(variants, key=lambda v: (spot(v)["y"], -variants.index(v)))
+        for variant in dict.fromkeys((first, best)):
+            role = "baseline" if variant == first and len(variants) > 1 else ""
+            role = "best" if variant == best and variant != first else role
+            name = f"{kernel} {variant}" if several else variant
+            plain = not role or role in variant.lower()
+            chosen.append((spot(variant), name if plain else f"{name} ({role})"))
+    chosen = chosen[:POINT_LABELS_MAX]
+    size = LABEL_SIZE
+    taken = [
+        Box(*plot.px(r["lx"], r["ly"]), text_width(r["text"], size), size + 3, r["angle"])
+        for r in roofs
+    ]
+    obstacles = [Box(*plot.px(r["x"], r["y"]), 9, 9) for r in points]
+    candidates = [
+        plot.point_candidates(r["x"], r["y"], text_width(text, size), size + 3)
+        for r, text in chosen
+    ]
+    boxes = place(candidates, obstacles, plot.width, plot.height, fixed=taken)
+    out = []
+    for (r, text), box in zip(chosen, boxes, strict=True):
+        lx, ly = plot.data(box.cx, box.cy)
+        out.append({"x": r["x"], "y": r["y"], "lx": lx, "ly": ly, "text": text,
+                    "case": r["case"], "kernel": r["kernel"]})  # fmt: skip
+    return out

@@ -65,6 +65,11 @@ class Box:
 
     def overlaps(self, other: Box) -> bool:
         """Separating-axis test of two oriented rectangles."""
+        if self.angle % 180 == 0 and other.angle % 180 == 0:
+            return (
+                abs(self.cx - other.cx) < (self.w + other.w) / 2
+                and abs(self.cy - other.cy) < (self.h + other.h) / 2
+            )
         reach = math.hypot(self.w, self.h) / 2 + math.hypot(other.w, other.h) / 2
         if abs(self.cx - other.cx) > reach or abs(self.cy - other.cy) > reach:
             return False
@@ -112,20 +117,22 @@ class Plot:
         return 360.0 - math.degrees(math.atan2(y_px, x_px))
 
     def horizontal_candidates(
-        self, y: float, x_from: float, w: float, h: float, steps: int = 12
+        self, y: float, x_from: float, w: float, h: float, steps: int = 24
     ) -> list[Box]:
         """Places for a label of a horizontal line at ``y`` drawn from ``x_from``
         rightwards: right-aligned at the plot's edge above, then below the line, then
-        moving left in steps."""
+        moving left in steps; then the same stacked one and two lines further out."""
         _, py = self.px(self.xdom[0], y)
         left = max(0.0, self.px(x_from, y)[0]) if x_from > 0 else 0.0
         right = self.width - 4
         out = []
         span = max(right - left - w, 0.0)
-        for k in range(steps + 1):
-            cx = right - w / 2 - span * k / steps
-            for side in (-1, 1):
-                out.append(Box(cx, py + side * (h / 2 + _GAP), w, h))
+        # next to the line first; then stacked a line or two further out
+        for stack in range(3):
+            for k in range(steps + 1):
+                cx = right - w / 2 - span * k / steps
+                for side in (-1, 1):
+                    out.append(Box(cx, py + side * (h / 2 + _GAP + stack * h), w, h))
         return out
 
     def point_candidates(self, x: float, y: float, w: float, h: float, r: float = 6) -> list[Box]:
@@ -183,15 +190,20 @@ def place(
     box placed before (nor a ``fixed`` label placed earlier) and no obstacle, else the one
     with the fewest overlaps (another label weighs more than an obstacle)."""
     placed: list[Box] = list(fixed)
+    grid = _Grid(obstacles)
     for options in candidates:
         best: Box | None = None
         best_cost = math.inf
         for i, box in enumerate(options):
-            cost = 100.0 * sum(box.overlaps(p) for p in placed)
-            cost += sum(box.overlaps(o) for o in obstacles)
-            if not box.inside(width, height):
-                cost += 1000
-            cost += i * 1e-3
+            cost = i * 1e-3 + (0.0 if box.inside(width, height) else 1000.0)
+            for other in placed:
+                if cost >= best_cost:
+                    break
+                cost += 100.0 * box.overlaps(other)
+            for other in grid.near(box):
+                if cost >= best_cost:
+                    break
+                cost += box.overlaps(other)
             if cost < best_cost:
                 best, best_cost = box, cost
             if cost < 1:
@@ -221,3 +233,30 @@ def side_by_side(
             shift = (roles.index(row["role"]) - (len(roles) - 1) / 2) * gap
             px, py = plot.px(row["x"], row["y"])
             row["x"] = plot.data(px + shift, py)[0]
+
+
+class _Grid:
+    """Obstacles bucketed by a grid of ``cell`` pixels, to find those near a box fast."""
+
+    def __init__(self, boxes: Sequence[Box], cell: float = 40.0) -> None:
+        self.cell = cell
+        self.cells: dict[tuple[int, int], list[Box]] = {}
+        for box in boxes:
+            for key in self._keys(box):
+                self.cells.setdefault(key, []).append(box)
+
+    def _keys(self, box: Box) -> list[tuple[int, int]]:
+        r = math.hypot(box.w, box.h) / 2
+        c = self.cell
+        return [
+            (i, j)
+            for i in range(math.floor((box.cx - r) / c), math.floor((box.cx + r) / c) + 1)
+            for j in range(math.floor((box.cy - r) / c), math.floor((box.cy + r) / c) + 1)
+        ]
+
+    def near(self, box: Box) -> list[Box]:
+        seen: dict[int, Box] = {}
+        for key in self._keys(box):
+            for other in self.cells.get(key, ()):
+                seen[id(other)] = other
+        return list(seen.values())

@@ -12,6 +12,8 @@ run concurrently.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 from roofgen.charts.common import (
@@ -29,7 +31,7 @@ from roofgen.charts.common import (
 from roofgen.charts.inputs import ChartKind
 from roofgen.charts.labels import Box, Plot, place, text_width
 from roofgen.charts.roofline_inputs import Ceiling, PrecisionInput
-from roofgen.charts.vl import Spec, channel, layer_chart, mark, title, unit
+from roofgen.charts.vl import Spec, channel, expr, layer_chart, mark, title, unit
 from roofgen.units import fmt_si
 
 CHART_KIND = "roofgen.precision-roofline"
@@ -84,6 +86,7 @@ def ceiling_rows(
     bandwidth: float | None,
     plot: Plot,
     points: list[dict[str, Any]] | None = None,
+    fixed: list[Box] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per ceiling: a horizontal segment from its ridge, and its label's centre,
     laid out clear of the other labels and of the points."""
@@ -104,11 +107,12 @@ def ceiling_rows(
                 "basis": c.basis,
             }
         )
-    obstacles = [Box(*plot.px(p["x"], p["y"]), 10, 10) for p in points or ()]
+    obstacles = [Box(*plot.px(p["x"], p["y"]), 12, 12) for p in points or ()]
     candidates = [
         plot.horizontal_candidates(r["y"], r["x"], text_width(r["text"], 11), 14) for r in rows
     ]
-    for row, box in zip(rows, place(candidates, obstacles, plot.width, plot.height), strict=True):
+    boxes = place(candidates, obstacles, plot.width, plot.height, fixed=fixed or [])
+    for row, box in zip(rows, boxes, strict=True):
         row["lx"], row["ly"] = plot.data(box.cx, box.cy)
     return rows
 
@@ -130,8 +134,9 @@ def precision_chart(inp: PrecisionInput, *, width: int = 640, height: int = 440)
 
 
 def _domains(inp: PrecisionInput) -> tuple[tuple[float, float], tuple[float, float]]:
-    xs = [p.intensity for p in inp.points]
+    xs = [p.intensity for p in inp.points] + [j.intensity_to for j in inp.projections]
     ys = [p.rate for p in inp.points] + [c.value for c in inp.ceilings]
+    ys += [j.rate_to for j in inp.projections]
     if inp.bandwidth:
         xs += [c.value / inp.bandwidth for c in inp.ceilings]
     xdom = log_domain(xs, (0.1, 1000.0), min_decades=3.0)
@@ -143,12 +148,13 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
     xdom, ydom = _domains(inp)
     xdom, ydom, height = square_decades(xdom, ydom, width, height)
     plot = Plot(xdom, ydom, width, height)
-    ceilings = ceiling_rows(
-        inp.ceilings, inp.bandwidth, plot, [{"x": p.intensity, "y": p.rate} for p in inp.points]
-    )
+    spots = [{"x": p.intensity, "y": p.rate} for p in inp.points]
+    spots += [{"x": j.intensity_to, "y": j.rate_to} for j in inp.projections]
+    ceilings = ceiling_rows(inp.ceilings, inp.bandwidth, plot, spots)
     precisions = sorted(
         {r["precision"] for r in ceilings}
-        | {p.precision.removesuffix("-sparse") for p in inp.points},
+        | {p.precision.removesuffix("-sparse") for p in inp.points}
+        | {j.to_precision.removesuffix("-sparse") for j in inp.projections},
         key=lambda p: (list(PRECISION_COLOURS).index(p) if p in PRECISION_COLOURS else 99, p),
     )
 
@@ -281,6 +287,19 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
                 name="launches",
             )
         )
+    fixed = [Box(*plot.px(r["lx"], r["ly"]), text_width(r["text"], 11), 14) for r in ceilings]
+    fixed += [
+        Box(*plot.px(r["lx"], r["ly"]), text_width(r["text"], 11), 14, plot.diagonal_angle())
+        for r in memory
+    ]
+    projected = projection_rows(inp, plot, fixed, spots)
+    if projected:
+        layers += projection_layers(colour)
+    fixed += [Box(*plot.px(r["lx"], r["ly"]), text_width(r["short"], 11), 14) for r in projected]
+    others = ceiling_rows(inp.other_ceilings, inp.bandwidth, plot, spots, fixed)
+    params = [toggle()] if others else None
+    if others:
+        layers += other_layers()
     x_title = "Work per device-memory byte (FLOP/B or OP/B)"
     y_title = "Work per second (FLOP/s; OP/s for integer and transcendental)"
     chart = layer_chart(
@@ -292,15 +311,146 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
         width=width,
         height=height,
         title=title(inp.title, inp.subtitle),
+        params=params,
     )
     return finish(
         chart,
         CHART_KIND,
         inp.title,
         f"Precision roofline: {inp.title}",
-        {"ceilings": ceilings, "memory": memory, "points": points},
+        {
+            "ceilings": ceilings,
+            "memory": memory,
+            "points": points,
+            "projected": projected,
+            "others": others,
+        },
         ceilings=[c.id for c in inp.ceilings],
     )
+
+
+def toggle() -> Spec:
+    """The check box that shows the machine's other ceilings (hidden in static charts)."""
+    return {
+        "name": "all_ceilings",
+        "value": False,
+        "bind": {"input": "checkbox", "name": "Every ceiling of the machine "},
+    }
+
+
+def other_layers() -> list[Spec]:
+    """The machine's other ceilings, in grey, shown only while the toggle is on."""
+
+    def shown() -> Spec:
+        return {"condition": {"param": "all_ceilings", "value": 1}, "value": 0}
+
+    label = {"clip": True, "fontSize": 11, "align": "center", "baseline": "middle", "aria": False}
+
+    def at() -> dict[str, Spec]:
+        return {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")}
+
+    return [
+        unit(
+            "others",
+            mark("rule", clip=True, strokeWidth=1.2, strokeDash=[2, 2], color="#999999"),
+            {**segment_end(), "opacity": shown(), "description": nominal("text")},
+        ),
+        unit(
+            "others",
+            mark("text", stroke="white", strokeWidth=3, strokeOpacity=0.85, **label),
+            {**at(), "opacity": shown()},
+        ),
+        unit(
+            "others",
+            mark("text", color="#777777", **label),
+            {**at(), "opacity": shown()},
+        ),
+    ]
+
+
+def projection_rows(
+    inp: PrecisionInput, plot: Plot, fixed: list[Box], spots: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One row per projected point: the arrow from the measured point, its head's screen
+    angle, and a short label (``FP8 1.60x``) placed clear of every other label and point."""
+    rows: list[dict[str, Any]] = []
+    for j in inp.projections:
+        (ax, ay), (bx, by) = (
+            plot.px(j.intensity_from, j.rate_from),
+            plot.px(j.intensity_to, j.rate_to),
+        )
+        rows.append(
+            {
+                "x": j.intensity_from,
+                "y": j.rate_from,
+                "x2": j.intensity_to,
+                "y2": j.rate_to,
+                "head": round(math.degrees(math.atan2(bx - ax, ay - by)) % 360, 3),
+                "xm": math.sqrt(j.intensity_from * j.intensity_to),
+                "ym": math.sqrt(j.rate_from * j.rate_to),
+                "precision": j.to_precision.removesuffix("-sparse"),
+                "short": f"{j.to_precision.upper()} {j.speedup:.2f}x",
+                "text": f"{j.key.label}: {j.from_precision.upper()} to "
+                f"{j.to_precision.upper()}, {j.speedup:.2f}x (projected)",
+            }
+        )
+    obstacles = [Box(*plot.px(p["x"], p["y"]), 10, 10) for p in spots]
+    candidates = [
+        plot.point_candidates(r["x2"], r["y2"], text_width(r["short"], 11), 14) for r in rows
+    ]
+    for row, box in zip(
+        rows, place(candidates, obstacles, plot.width, plot.height, fixed=fixed), strict=True
+    ):
+        row["lx"], row["ly"] = plot.data(box.cx, box.cy)
+    return rows
+
+
+def projection_layers(colour: Callable[[], Spec]) -> list[Spec]:
+    """Projected points: a dashed arrow from the measured point to a hollow point in the
+    lower precision's colour, and its label."""
+    tip = {"tooltip": tooltip([("text", "Lower precision")])}
+    return [
+        unit(
+            "projected",
+            mark("rule", clip=True, strokeWidth=1.2, strokeDash=[4, 3], color="#555555"),
+            {**segment_end(), **tip},
+        ),
+        unit(
+            "projected",
+            mark(
+                "point",
+                shape="triangle-up",
+                filled=True,
+                size=50,
+                clip=True,
+                color="#555555",
+                angle=expr("datum.head"),
+                aria=False,
+            ),  # fmt: skip
+            {"x": quantitative("xm"), "y": quantitative("ym")},
+        ),
+        unit(
+            "projected",
+            mark("point", filled=False, size=110, strokeWidth=2, clip=True, shape="circle"),
+            {
+                "x": quantitative("x2"),
+                "y": quantitative("y2"),
+                "color": colour(),
+                **tip,
+                "description": nominal("text"),
+            },  # fmt: skip
+        ),
+        unit(
+            "projected",
+            mark("text", clip=True, fontSize=11, baseline="middle", aria=False),
+            {
+                "x": quantitative("lx"),
+                "y": quantitative("ly"),
+                "text": nominal("short"),
+                "color": colour(),
+            },  # fmt: skip
+        ),
+    ]
 
 
 CHART = ChartKind(PrecisionInput, CHART_KIND, precision_chart)

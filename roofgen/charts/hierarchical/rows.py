@@ -21,6 +21,8 @@ Row = dict[str, Any]
 
 #: Font size of the roof labels (pixels).
 LABEL_SIZE = 11
+#: Side of the square a point takes, for the label layout (pixels; the mark and a margin).
+POINT_BOX = 12
 _EXTEND = 1e3  # roofs run this far past the initial domain so that zooming out shows them
 
 
@@ -83,18 +85,20 @@ def roof_rows(
             x_start = roof.value / top if top is not None else x_lo / _EXTEND
             row.update(x=x_start, y=roof.value, x2=x_hi * _EXTEND, y2=roof.value)
         rows.append(row)
-    _lay_out_labels(inp, rows, Plot(xdom, ydom, width, height))
+    _lay_out_labels(inp, rows, ridges, Plot(xdom, ydom, width, height))
     return rows, ridges
 
 
-def _lay_out_labels(inp: RooflineInput, rows: list[Row], plot: Plot) -> None:
-    """Each roof's label centre (``lx``, ``ly``) and angle, placed without overlap."""
+def _lay_out_labels(inp: RooflineInput, rows: list[Row], ridges: list[Row], plot: Plot) -> None:
+    """Each roof's label centre (``lx``, ``ly``) and angle, placed clear of the other
+    labels, of the points (where they are drawn) and of the ridge markers."""
     size, h = LABEL_SIZE, LABEL_SIZE + 3
-    obstacles = []
-    for p in inp.points:
+    moved = spread_coincident(inp.points, plot)
+    obstacles = [Box(*plot.px(r["x"], r["y"]), 11, 11) for r in ridges]
+    for i, p in enumerate(inp.points):
         if p.intensity_flop_per_byte > 0 and p.flop_per_s > 0:
-            px, py = plot.px(p.intensity_flop_per_byte, p.flop_per_s)
-            obstacles.append(Box(px, py, 9, 9))
+            x = moved.get(i, p.intensity_flop_per_byte)
+            obstacles.append(Box(*plot.px(x, p.flop_per_s), POINT_BOX, POINT_BOX))
     order = sorted(
         range(len(rows)),
         key=lambda i: (rows[i]["kind"] != "compute", -inp.roofs[i].value, rows[i]["id"]),
@@ -340,7 +344,7 @@ def point_labels(inp: RooflineInput, points: list[Row], roofs: list[Row], plot: 
         Box(*plot.px(r["lx"], r["ly"]), text_width(r["text"], size), size + 3, r["angle"])
         for r in roofs
     ]
-    obstacles = [Box(*plot.px(r["x"], r["y"]), 9, 9) for r in points]
+    obstacles = [Box(*plot.px(r["x"], r["y"]), POINT_BOX, POINT_BOX) for r in points]
     candidates = [
         plot.point_candidates(r["x"], r["y"], text_width(text, size), size + 3)
         for r, text in chosen

@@ -10,6 +10,7 @@ from roofgen.charts.roofline_inputs import (
     Ceiling,
     PrecisionInput,
     PrecisionPoint,
+    Projection,
 )
 from roofgen.model import Machine
 from roofgen.site.sections.base import (
@@ -64,6 +65,11 @@ def machine_ceilings(
     return tuple(out)
 
 
+def _others(machine: Machine, shown: set[str]) -> set[str]:
+    """The machine's precisions a case's chart does not show."""
+    return {p for unit in machine.compute for p in unit.peaks} - shown
+
+
 def _short(name: str) -> str:
     """A unit's name without its parenthesis: ``FP16/BF16 pipe (non-tensor)`` → ``FP16/BF16
     pipe``."""
@@ -105,6 +111,48 @@ def _precision_points(items: list[Item], machine: Machine) -> list[PrecisionPoin
                 )
             )
     return points
+
+
+def _projections(items: list[Item]) -> list[Projection]:
+    """Per launch, its best available lower-precision option (the highest speedup over
+    1), drawn from the launch's point of that unit and precision."""
+    out = []
+    for item in items:
+        result = item.result.get(PrecisionResult)
+        options = [
+            o
+            for o in result.options
+            if o.available and o.moves != "kv-cache" and o.speedup and o.speedup > 1
+            and o.byte_scale
+        ]  # fmt: skip
+        if not options:
+            continue
+        best = max(options, key=lambda o: (o.speedup or 0.0, o.to_precision))
+        work = next(
+            (
+                w
+                for w in result.work
+                if w.unit == best.unit and w.precision == best.from_precision
+                and w.intensity_per_byte
+            ),
+            None,
+        )  # fmt: skip
+        if work is None or work.intensity_per_byte is None:
+            continue
+        assert best.byte_scale is not None and best.speedup is not None
+        out.append(
+            Projection(
+                item.key,
+                best.from_precision,
+                best.to_precision,
+                work.intensity_per_byte,
+                work.rate_per_s,
+                work.intensity_per_byte / best.byte_scale,
+                work.rate_per_s * best.speedup,
+                best.speedup,
+            )
+        )
+    return out
 
 
 _KV_CACHE_INTRO = (
@@ -165,6 +213,8 @@ def precision_section(
         memory_label=device.name if device else "",
         bandwidth=device.bandwidth.value() if device else None,
         points=tuple(p for p in points if p.precision != special),
+        projections=tuple(_projections(items)),
+        other_ceilings=machine_ceilings(machine, only=_others(machine, used | {special})),
     )
     charts = [slot(f"case:{case.case.id}:{machine.id}:precision", f"precision-{n}", title, inp)]
     if any(p.precision == special for p in points):
@@ -209,8 +259,12 @@ def precision_section(
         id="precision",
         title="Precisions and units",
         intro=(
-            "Every compute ceiling of the machine, FP64 to FP8 and INT8, dense and 2:4 "
-            "sparse, and each launch against the units it uses. Precisions on one unit share "
+            "The ceilings of the precisions the launches use and of the lower ones the "
+            "table moves them to (the machine's other ceilings behind a check box in the "
+            "interactive chart; measured solid, datasheet dashed), each launch against the "
+            "units it uses, and, hollow at the end of an arrow, its best lower-precision "
+            "option where one would help; special-function work has a chart of its own. "
+            "Precisions on one unit share "
             "its time (BF16 and FP8 matrix work both run on the tensor cores); different "
             "units run concurrently (a GEMM's FP32 epilogue, softmax on the FP32 pipe and "
             "the special-function unit), so the bound is the max over units, the serial sum "

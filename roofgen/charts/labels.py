@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Box", "Plot", "place", "side_by_side", "text_width"]
+__all__ = ["Box", "Plot", "place", "place_optional", "side_by_side", "text_width"]
 
 # DejaVu Sans advance widths, in ems.
 _WIDTHS = {
@@ -189,7 +189,32 @@ def place(
     """One box per label, in order: the first candidate inside the plot that overlaps no
     box placed before (nor a ``fixed`` label placed earlier) and no obstacle, else the one
     with the fewest overlaps (another label weighs more than an obstacle)."""
+    return [box for box, _ in _place(candidates, obstacles, width, height, fixed, False)]
+
+
+def place_optional(
+    candidates: Sequence[Sequence[Box]],
+    obstacles: Sequence[Box],
+    width: float,
+    height: float,
+    fixed: Sequence[Box] = (),
+) -> list[Box | None]:
+    """Like :func:`place`, for labels that may be left out (a point's direct label, whose
+    text is also in its tooltip): ``None`` where no candidate is free."""
+    placed = _place(candidates, obstacles, width, height, fixed, True)
+    return [box if free else None for box, free in placed]
+
+
+def _place(
+    candidates: Sequence[Sequence[Box]],
+    obstacles: Sequence[Box],
+    width: float,
+    height: float,
+    fixed: Sequence[Box],
+    optional: bool,
+) -> list[tuple[Box, bool]]:
     placed: list[Box] = list(fixed)
+    chosen: list[tuple[Box, bool]] = []
     grid = _Grid(obstacles)
     for options in candidates:
         best: Box | None = None
@@ -209,8 +234,11 @@ def place(
             if cost < 1:
                 break
         assert best is not None, "a label needs at least one candidate place"
-        placed.append(best)
-    return placed[len(fixed) :]
+        free = best_cost < 1
+        if free or not optional:
+            placed.append(best)
+        chosen.append((best, free))
+    return chosen
 
 
 def side_by_side(

@@ -29,7 +29,7 @@ from roofgen.charts.common import (
     tooltip,
 )
 from roofgen.charts.inputs import ChartKind
-from roofgen.charts.labels import Box, Plot, place, text_width
+from roofgen.charts.labels import Box, Plot, place, place_optional, text_width
 from roofgen.charts.roofline_inputs import Ceiling, PrecisionInput
 from roofgen.charts.vl import Spec, channel, expr, layer_chart, mark, title, unit
 from roofgen.units import fmt_si
@@ -295,7 +295,11 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
     projected = projection_rows(inp, plot, fixed, spots)
     if projected:
         layers += projection_layers(colour)
-    fixed += [Box(*plot.px(r["lx"], r["ly"]), text_width(r["short"], 11), 14) for r in projected]
+    fixed += [
+        Box(*plot.px(r["lx"], r["ly"]), text_width(r["label"], 11), 14)
+        for r in projected
+        if r["label"]
+    ]
     others = ceiling_rows(inp.other_ceilings, inp.bandwidth, plot, spots, fixed)
     params = [toggle()] if others else None
     if others:
@@ -398,10 +402,11 @@ def projection_rows(
     candidates = [
         plot.point_candidates(r["x2"], r["y2"], text_width(r["short"], 11), 14) for r in rows
     ]
-    for row, box in zip(
-        rows, place(candidates, obstacles, plot.width, plot.height, fixed=fixed), strict=True
-    ):
-        row["lx"], row["ly"] = plot.data(box.cx, box.cy)
+    boxes = place_optional(candidates, obstacles, plot.width, plot.height, fixed=fixed)
+    for row, box in zip(rows, boxes, strict=True):
+        # no free place: no label (the arrow's tooltip and the hollow point's colour tell)
+        row["lx"], row["ly"] = plot.data(box.cx, box.cy) if box else (row["x2"], row["y2"])
+        row["label"] = row["short"] if box else ""
     return rows
 
 
@@ -446,7 +451,7 @@ def projection_layers(colour: Callable[[], Spec]) -> list[Spec]:
             {
                 "x": quantitative("lx"),
                 "y": quantitative("ly"),
-                "text": nominal("short"),
+                "text": nominal("label"),
                 "color": colour(),
             },  # fmt: skip
         ),

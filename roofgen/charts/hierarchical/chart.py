@@ -50,7 +50,7 @@ def _hierarchical_chart(
     join_rows = rows.join_rows(inp.points)
     trajectory_rows = rows.trajectory_rows(inp.points)
     spreads = rows.spread_rows(inp.points, point_rows)
-    label_rows = rows.point_labels(inp, point_rows, roof_rows, plot)
+    label_rows = rows.point_labels(inp, point_rows, roof_rows, ridge_rows, plot)
     roles = MEMORY_ROLES if arrow_roles is None else tuple(arrow_roles)
     arrow_rows = [r for r in rows.arrow_rows(inp, roles) if r["role"] in roles]
     if arrow_roles is None and len(arrow_rows) > ARROWS_ALL_LEVELS_MAX:

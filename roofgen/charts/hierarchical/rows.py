@@ -14,7 +14,7 @@ from typing import Any
 
 from roofgen.charts.hierarchical.domains import Domain, compute_cap, top_bandwidth
 from roofgen.charts.inputs import MEMORY_ROLES, Arrow, ChartPoint, RoofLine, RooflineInput
-from roofgen.charts.labels import Box, Plot, place, text_width
+from roofgen.charts.labels import Box, Plot, place, place_optional, text_width
 from roofgen.units import NO_PREFIX, fmt_si
 
 Row = dict[str, Any]
@@ -312,11 +312,14 @@ def _pair_launches(
 POINT_LABELS_MAX = 12
 
 
-def point_labels(inp: RooflineInput, points: list[Row], roofs: list[Row], plot: Plot) -> list[Row]:
+def point_labels(
+    inp: RooflineInput, points: list[Row], roofs: list[Row], ridges: list[Row], plot: Plot
+) -> list[Row]:
     """Direct labels of a fixed set of points: per kernel, its baseline (first variant in
     ``variant_order``) and its best variant (highest FLOP/s), each on its device-memory
-    point (else its first), placed clear of the roof labels, of each other and of every
-    point. Named by variant, and by kernel too when the chart has several."""
+    point (else its first), placed clear of the roof labels, of each other, of every point
+    and ridge marker; a label with no free place is left to the point's tooltip. Named by
+    variant, and by kernel too when the chart has several."""
     order = {v: i for i, v in enumerate(inp.variant_order)}
     by_kernel: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for row in points:
@@ -345,13 +348,16 @@ def point_labels(inp: RooflineInput, points: list[Row], roofs: list[Row], plot: 
         for r in roofs
     ]
     obstacles = [Box(*plot.px(r["x"], r["y"]), POINT_BOX, POINT_BOX) for r in points]
+    obstacles += [Box(*plot.px(r["x"], r["y"]), POINT_BOX, POINT_BOX) for r in ridges]
     candidates = [
         plot.point_candidates(r["x"], r["y"], text_width(text, size), size + 3)
         for r, text in chosen
     ]
-    boxes = place(candidates, obstacles, plot.width, plot.height, fixed=taken)
+    boxes = place_optional(candidates, obstacles, plot.width, plot.height, fixed=taken)
     out = []
     for (r, text), box in zip(chosen, boxes, strict=True):
+        if box is None:
+            continue
         lx, ly = plot.data(box.cx, box.cy)
         out.append({"x": r["x"], "y": r["y"], "lx": lx, "ly": ly, "text": text,
                     "case": r["case"], "kernel": r["kernel"]})  # fmt: skip

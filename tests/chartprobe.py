@@ -7,7 +7,8 @@ per chart, what a reader would trip over:
 * two visible texts whose oriented boxes overlap (a diagonal label is judged by its
   turned box, read from the text's box in its own coordinates and its screen matrix);
   a white halo drawn under a label is not a text of its own;
-* a text over a data point (a symbol mark outside the legend);
+* a text over a data point (a symbol mark outside the legend that describes itself);
+* a data point mostly covered by one of another colour (two levels on one spot);
 * a legend entry whose colour no drawn mark has;
 * a log axis with fewer than two labelled ticks per decade, and log-log plots whose
   decades are not equally long on both axes;
@@ -153,7 +154,10 @@ PROBE_JS = r"""
     const cy = (r.top + r.bottom) / 2 + window.scrollY;
     if (clip && (cx < clip[0] || cx > clip[2] || cy < clip[1] || cy > clip[3])) continue;
     const desc = el.getAttribute('aria-label') || '';
-    points.push({quad: rect(r, Math.min(2, r.width / 4)), layer: layer(el), desc: desc});
+    points.push({quad: rect(r, Math.min(2, r.width / 4)), layer: layer(el), desc: desc,
+      paint: paint(el), box: [r.left, r.top, r.right, r.bottom],
+      hollow: ['none', 'transparent'].includes(el.getAttribute('fill') || 'none') ||
+        parseFloat(el.getAttribute('fill-opacity') ?? '1') === 0});
   }
   const drawn = new Set();
   for (const el of root.querySelectorAll('path, line, rect, text')) {
@@ -297,6 +301,31 @@ def _on_points(texts: list[dict[str, Any]], points: list[dict[str, Any]]) -> lis
     return out
 
 
+def _ring_round(ring: dict[str, Any], dot: dict[str, Any]) -> bool:
+    """A hollow point at least 1.3 times as wide as the other: a ring round it, both seen."""
+    width = ring["box"][2] - ring["box"][0]
+    return bool(ring["hollow"]) and width >= 1.3 * (dot["box"][2] - dot["box"][0])
+
+
+def _hidden_points(points: list[dict[str, Any]]) -> list[Finding]:
+    """Points of different colours (levels, precisions) drawn mostly on each other: more
+    than half of the smaller one covered."""
+    out = []
+    if len(points) > 400:
+        return out
+    for i, a in enumerate(points):
+        for b in points[i + 1 :]:
+            if set(a["paint"]) == set(b["paint"]) or _ring_round(a, b) or _ring_round(b, a):
+                continue
+            (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = a["box"], b["box"]
+            w = min(ax1, bx1) - max(ax0, bx0)
+            h = min(ay1, by1) - max(ay0, by0)
+            smaller = min((ax1 - ax0) * (ay1 - ay0), (bx1 - bx0) * (by1 - by0))
+            if w > 0 and h > 0 and w * h > smaller / 2:
+                out.append(Finding("point-hidden", f"{a['desc']!r} and {b['desc']!r}"))
+    return out
+
+
 def _legend(data: dict[str, Any]) -> list[Finding]:
     """Entries of colour legends (those whose symbols differ in colour) whose colour no
     drawn mark has."""
@@ -373,6 +402,7 @@ def judge(
             for t in texts
             if quads_overlap(t["quad"], data["action"])
         ]
+    report.findings += _hidden_points(data["points"])
     report.findings += _legend(data)
     report.findings += _ticks(data["axes"])
     shown = {t["text"] for t in texts}

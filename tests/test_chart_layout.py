@@ -3,7 +3,8 @@ and 1920 px wide windows), its static SVGs and ``roofgen chart``'s SVG of every 
 kernel, measured in headless Chromium (see ``chartprobe``): no two texts overlap, no text
 on a data point, every roof labelled with its value, every legend entry drawn, at least two
 labelled ticks per decade on equally long decades, tick text at least 11 px, the action
-menu clear of every text. A failure names the page, the chart and the texts.
+menu clear of every text, no point hidden under one of another level. A failure names the
+page, the chart and the texts.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ KINDS = (
     "sparse-ticks",
     "unequal-decades",
     "roof-unlabelled",
+    "point-hidden",
 )
 _READY = "() => ['ready', 'error'].includes(document.documentElement.dataset.roofgenCharts)"
 

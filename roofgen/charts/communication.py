@@ -264,14 +264,22 @@ def _right(
         layers.append(
             unit(
                 "collectives",
-                mark("point", size=70, clip=True, strokeWidth=2),
+                mark("point", clip=True, strokeWidth=2),
                 {
                     "color": _colour(links, names),
+                    # the model's point is a ring round the measured one, so a collective
+                    # measured at its bound shows both
                     "fill": channel(
                         "source",
                         "nominal",
                         title="Collective time",
-                        scale={"domain": sources, "range": ["#333333", "white"]},
+                        scale={"domain": sources, "range": ["#333333", "transparent"]},
+                    ),
+                    "size": channel(
+                        "source",
+                        "nominal",
+                        scale={"domain": list(sources), "range": [60, 150]},
+                        legend=None,
                     ),
                     "description": nominal("launch"),
                     "tooltip": tooltip(

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Box", "Plot", "place", "place_optional", "side_by_side", "text_width"]
+__all__ = ["Box", "Plot", "clusters", "place", "place_optional", "side_by_side", "text_width"]
 
 # DejaVu Sans advance widths, in ems.
 _WIDTHS = {
@@ -241,26 +241,50 @@ def _place(
     return chosen
 
 
+def clusters(pixels: Sequence[tuple[float, float]], reach: float = 7.0) -> list[list[int]]:
+    """Indices of ``pixels`` grouped by spot: a pixel joins the first group whose first
+    pixel is within ``reach`` on both axes (marks that close cover each other)."""
+    cells: dict[tuple[int, int], list[int]] = {}
+    groups: list[list[int]] = []
+    anchors: list[tuple[float, float]] = []
+    for i, (px, py) in enumerate(pixels):
+        cx, cy = math.floor(px / reach), math.floor(py / reach)
+        found = next(
+            (
+                g
+                for dx in (-1, 0, 1)
+                for dy in (-1, 0, 1)
+                for g in cells.get((cx + dx, cy + dy), ())
+                if abs(anchors[g][0] - px) <= reach and abs(anchors[g][1] - py) <= reach
+            ),
+            None,
+        )
+        if found is None:
+            found = len(groups)
+            groups.append([])
+            anchors.append((px, py))
+            cells.setdefault((cx, cy), []).append(found)
+        groups[found].append(i)
+    return groups
+
+
 def side_by_side(
     rows: Sequence[dict[str, Any]], plot: Plot, order: Sequence[str], gap: float = 9.0
 ) -> None:
-    """Move the ``x`` of rows of different ``role`` that would be drawn on one spot
-    (within 4 pixels) so that they sit side by side, in ``order`` from left to right,
-    centred on the spot: each stays visible in its own colour and shape."""
+    """Move the ``x`` of rows of different ``role`` that would be drawn on one spot (see
+    :func:`clusters`) so that they sit side by side, in ``order`` from left to right,
+    about the spot: each stays visible in its own colour and shape."""
     rank = {role: i for i, role in enumerate(order)}
-    spots: dict[tuple[int, int], list[dict[str, Any]]] = {}
-    for row in rows:
-        if row["x"] > 0 and row["y"] > 0:
-            px, py = plot.px(row["x"], row["y"])
-            spots.setdefault((round(px / 4), round(py / 4)), []).append(row)
-    for group in spots.values():
-        roles = sorted({r["role"] for r in group}, key=lambda r: (rank.get(r, len(rank)), r))
+    drawn = [r for r in rows if r["x"] > 0 and r["y"] > 0]
+    pixels = [plot.px(r["x"], r["y"]) for r in drawn]
+    for group in clusters(pixels):
+        roles = sorted({drawn[i]["role"] for i in group}, key=lambda r: (rank.get(r, len(rank)), r))
         if len(roles) < 2:
             continue
-        for row in group:
-            shift = (roles.index(row["role"]) - (len(roles) - 1) / 2) * gap
-            px, py = plot.px(row["x"], row["y"])
-            row["x"] = plot.data(px + shift, py)[0]
+        for i in group:
+            shift = (roles.index(drawn[i]["role"]) - (len(roles) - 1) / 2) * gap
+            px, py = pixels[i]
+            drawn[i]["x"] = plot.data(px + shift, py)[0]
 
 
 class _Grid:

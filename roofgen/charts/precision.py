@@ -436,7 +436,7 @@ def projection_layers(colour: Callable[[], Spec]) -> list[Spec]:
         ),
         unit(
             "projected",
-            mark("point", filled=False, size=110, strokeWidth=2, clip=True, shape="circle"),
+            mark("point", filled=False, size=150, strokeWidth=2, clip=True, shape="circle"),
             {
                 "x": quantitative("x2"),
                 "y": quantitative("y2"),

@@ -14,7 +14,7 @@ from typing import Any
 
 from roofgen.charts.hierarchical.domains import Domain, compute_cap, top_bandwidth
 from roofgen.charts.inputs import MEMORY_ROLES, Arrow, ChartPoint, RoofLine, RooflineInput
-from roofgen.charts.labels import Box, Plot, place, place_optional, text_width
+from roofgen.charts.labels import Box, Plot, clusters, place, place_optional, text_width
 from roofgen.units import NO_PREFIX, fmt_si
 
 Row = dict[str, Any]
@@ -127,21 +127,21 @@ _ROLE_ORDER = {role: i for i, role in enumerate(MEMORY_ROLES)}
 
 def spread_coincident(points: Iterable[ChartPoint], plot: Plot) -> dict[int, float]:
     """x of each point (by its index) moved so that points of different levels that would
-    be drawn on one spot (within 4 pixels) sit side by side, L1 to device memory from left
-    to right, centred on the spot. Points not moved keep their x."""
-    spots: dict[tuple[int, int], list[tuple[int, ChartPoint]]] = defaultdict(list)
-    for i, p in enumerate(points):
-        if p.intensity_flop_per_byte > 0 and p.flop_per_s > 0:
-            px, py = plot.px(p.intensity_flop_per_byte, p.flop_per_s)
-            spots[(round(px / 4), round(py / 4))].append((i, p))
+    be drawn on one spot (:func:`roofgen.charts.labels.clusters`) sit side by side, L1 to
+    device memory from left to right, about the spot. Points not moved keep their x."""
+    drawn = [
+        (i, p) for i, p in enumerate(points) if p.intensity_flop_per_byte > 0 and p.flop_per_s > 0
+    ]
+    pixels = [plot.px(p.intensity_flop_per_byte, p.flop_per_s) for _, p in drawn]
     moved: dict[int, float] = {}
-    for group in spots.values():
-        roles = sorted({p.level_role for _, p in group}, key=lambda r: _ROLE_ORDER.get(r, 9))
+    for group in clusters(pixels):
+        roles = sorted({drawn[k][1].level_role for k in group}, key=lambda r: _ROLE_ORDER.get(r, 9))
         if len(roles) < 2:
             continue
-        for i, p in group:
+        for k in group:
+            i, p = drawn[k]
             shift = (roles.index(p.level_role) - (len(roles) - 1) / 2) * _SIDE_BY_SIDE
-            px, py = plot.px(p.intensity_flop_per_byte, p.flop_per_s)
+            px, py = pixels[k]
             moved[i] = plot.data(px + shift, py)[0]
     return moved
 

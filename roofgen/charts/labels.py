@@ -135,6 +135,14 @@ class Plot:
                     out.append(Box(cx, py + side * (h / 2 + _GAP + stack * h), w, h))
         return out
 
+    def segment(self, x1: float, y1: float, x2: float, y2: float, thick: float = 2.0) -> Box:
+        """The box a line from (x1, y1) to (x2, y2) takes on screen, ``thick`` pixels wide:
+        an obstacle, so that a label keeps off the other roofs' lines."""
+        (ax, ay), (bx, by) = self.px(x1, y1), self.px(x2, y2)
+        length = math.hypot(bx - ax, by - ay)
+        angle = math.degrees(math.atan2(by - ay, bx - ax)) % 360
+        return Box((ax + bx) / 2, (ay + by) / 2, length, thick, angle)
+
     def point_candidates(self, x: float, y: float, w: float, h: float, r: float = 6) -> list[Box]:
         """Places for a point's direct label: right of it, left, above, below, then the
         corners, each ``r`` pixels clear of the point's centre."""

@@ -91,7 +91,8 @@ def roof_rows(
 
 def _lay_out_labels(inp: RooflineInput, rows: list[Row], ridges: list[Row], plot: Plot) -> None:
     """Each roof's label centre (``lx``, ``ly``) and angle, placed clear of the other
-    labels, of the points (where they are drawn) and of the ridge markers."""
+    labels, of the points (where they are drawn), of the ridge markers and, where there is
+    room, of the other roofs' lines."""
     size, h = LABEL_SIZE, LABEL_SIZE + 3
     moved = spread_coincident(inp.points, plot)
     obstacles = [Box(*plot.px(r["x"], r["y"]), 11, 11) for r in ridges]
@@ -104,21 +105,37 @@ def _lay_out_labels(inp: RooflineInput, rows: list[Row], ridges: list[Row], plot
         key=lambda i: (rows[i]["kind"] != "compute", -inp.roofs[i].value, rows[i]["id"]),
     )
     candidates = []
+    (x_lo, x_hi), (y_lo, y_hi) = plot.xdom, plot.ydom
     for i in order:
         row, roof = rows[i], inp.roofs[i]
         w = text_width(row["text"], size)
         if roof.kind == "memory":
-            (x_lo, _), (y_lo, y_hi) = plot.xdom, plot.ydom
             vis_lo = max(x_lo, y_lo / roof.value, row["x"])
-            vis_hi = min(row["x2"], plot.xdom[1], y_hi / roof.value)
+            vis_hi = min(row["x2"], x_hi, y_hi / roof.value)
             candidates.append(plot.diagonal_candidates(roof.value, vis_lo, vis_hi, w, h))
         else:
             candidates.append(plot.horizontal_candidates(roof.value, row["x"], w, h))
+    obstacles += roof_lines(rows, plot)
     boxes = place(candidates, obstacles, plot.width, plot.height)
     for i, box in zip(order, boxes, strict=True):
         lx, ly = plot.data(box.cx, box.cy)
         rows[i].update(lx=lx, ly=ly, angle=round(box.angle, 3), align="center")
         rows[i].update(baseline="middle", dy=0)
+
+
+def roof_lines(rows: list[Row], plot: Plot) -> list[Box]:
+    """The visible part of each roof's line, as a thin box: an obstacle for labels."""
+    (x_lo, x_hi), (y_lo, y_hi) = plot.xdom, plot.ydom
+    out = []
+    for row in rows:
+        if row["kind"] == "memory":
+            bw = row["y"] / row["x"]
+            lo, hi = max(x_lo, y_lo / bw, row["x"]), min(row["x2"], x_hi, y_hi / bw)
+            if hi > lo:
+                out.append(plot.segment(lo, bw * lo, hi, bw * hi))
+        elif y_lo < row["y"] < y_hi and max(row["x"], x_lo) < x_hi:
+            out.append(plot.segment(max(row["x"], x_lo), row["y"], x_hi, row["y"]))
+    return out
 
 
 _SIDE_BY_SIDE = 9.0  # pixels between coincident points of different levels
@@ -349,6 +366,7 @@ def point_labels(
     ]
     obstacles = [Box(*plot.px(r["x"], r["y"]), POINT_BOX, POINT_BOX) for r in points]
     obstacles += [Box(*plot.px(r["x"], r["y"]), POINT_BOX, POINT_BOX) for r in ridges]
+    obstacles += roof_lines(roofs, plot)
     candidates = [
         plot.point_candidates(r["x"], r["y"], text_width(text, size), size + 3)
         for r, text in chosen

@@ -183,9 +183,26 @@ def test_every_point_is_in_the_data(spec: dict[str, Any]) -> None:
 def test_axes_are_log_with_unit_label_expressions(spec: dict[str, Any]) -> None:
     x, y = spec["encoding"]["x"], spec["encoding"]["y"]
     assert x["scale"]["type"] == y["scale"]["type"] == "log"
-    assert "FLOP/B" in x["axis"]["labelExpr"]
+    # x labels are plain numbers (the title names the unit); y labels carry it
+    assert "FLOP" not in x["axis"]["labelExpr"]
     assert "TFLOP/s" in y["axis"]["labelExpr"] and "GFLOP/s" in y["axis"]["labelExpr"]
     assert "FLOP/byte" in x["title"] and "FLOP/s" in y["title"]
+    # labelled twice a decade, at 1 and 3 (x 10^k), inside the domain
+    for axis in (x, y):
+        lo, hi = axis["scale"]["domain"]
+        values = axis["axis"]["values"]
+        assert all(lo <= v <= hi for v in values)
+        assert {f"{v:.0e}"[0] for v in values} == {"1", "3"}
+        assert len(values) >= 2 * math.floor(math.log10(hi / lo))
+
+
+def test_a_decade_is_as_long_on_both_axes(spec: dict[str, Any]) -> None:
+    """Bandwidth roofs run at 45 degrees: pixels per decade agree on x and y."""
+    (x_lo, x_hi) = spec["encoding"]["x"]["scale"]["domain"]
+    (y_lo, y_hi) = spec["encoding"]["y"]["scale"]["domain"]
+    per_x = spec["width"] / math.log10(x_hi / x_lo)
+    per_y = spec["height"] / math.log10(y_hi / y_lo)
+    assert per_x == pytest.approx(per_y, rel=0.01)
 
 
 def test_domains_hold_points_roofs_and_ridges(spec: dict[str, Any]) -> None:
@@ -379,9 +396,10 @@ def test_svg_shows_roof_labels_and_unit_ticks(spec: dict[str, Any]) -> None:
     svg = to_svg(spec)
     for label in ROOF_LABELS + DATASHEET_LABELS:
         assert f">{label}</text>" in svg, label
-    ticks = set(re.findall(r">([^<>]*FLOP/[sB])</text>", svg))
-    assert {"1 TFLOP/s", "10 TFLOP/s", "100 GFLOP/s"} <= ticks
-    assert {"0.1 FLOP/B", "1 FLOP/B", "10 FLOP/B"} <= ticks
+    ticks = set(re.findall(r">([^<>]*FLOP/s)</text>", svg))
+    assert {"1 TFLOP/s", "3 TFLOP/s", "10 TFLOP/s", "300 GFLOP/s"} <= ticks
+    texts = set(re.findall(r">([^<>]*)</text>", svg))
+    assert {"0.1", "0.3", "1", "3", "10"} <= texts  # x: the title names the unit
     assert 'font-family="sans-serif"' in svg
 
 

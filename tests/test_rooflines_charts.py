@@ -230,7 +230,8 @@ def test_precision_chart_draws_every_ceiling(specs: dict[str, dict[str, Any]]):
         "TRANSCENDENTAL (SFU) 2.44 TOP/s",
     }
     dashes = {r["id"]: r["dash"] for r in spec["datasets"]["ceilings"]}
-    assert dashes["tensor.bf16-sparse"] == "sparse" and dashes["tensor.bf16"] == "dense"
+    assert dashes["tensor.bf16-sparse"] == "2:4 sparse, datasheet"
+    assert dashes["tensor.bf16"] == "dense, datasheet"
     ceiling = {r["id"]: r for r in spec["datasets"]["ceilings"]}["tensor.bf16"]
     assert ceiling["x"] == pytest.approx(312e12 / 1.555e12)  # starts at its ridge
     assert len(spec["datasets"]["points"]) == 2

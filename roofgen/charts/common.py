@@ -18,6 +18,7 @@ from roofgen.charts.vl import Spec, channel, mark, top_level, unit
 from roofgen.units import SI_PREFIXES, TIME_PREFIXES
 
 __all__ = [
+    "AXIS",
     "FONT",
     "OKABE_ITO",
     "config",
@@ -28,6 +29,9 @@ __all__ = [
     "js_string",
     "legend_names",
     "log_axis",
+    "log_ticks",
+    "square_decades",
+    "tick_label",
     "log_domain",
     "log_samples",
     "nominal",
@@ -50,6 +54,13 @@ OKABE_ITO = (
     "#999999",
 )
 FONT = "sans-serif"
+#: Axis style of every chart: tick text at 11 px (the charts are never drawn smaller).
+AXIS = {
+    "gridColor": "#e6e6e6",
+    "labelFontSize": 11,
+    "titleFontSize": 12,
+    "titleFontWeight": "normal",
+}
 #: The prefixes that Vega label expressions write (none below 1 but for times).
 _SI = tuple((factor, prefix) for factor, prefix in SI_PREFIXES if prefix)
 _SMALL = tuple(TIME_PREFIXES)
@@ -106,17 +117,75 @@ def decade_label(unit: str, si: bool = True) -> str:
     return f"({decade}) ? ({label}) : ''"
 
 
+def log_ticks(domain: tuple[float, float]) -> list[float]:
+    """The labelled ticks of a log axis over ``domain``: 1 and 3 of every decade (two a
+    decade, about evenly apart), or 1, 2 and 5 when the axis spans under two decades."""
+    lo, hi = domain
+    steps = (1.0, 2.0, 5.0) if math.log10(hi / lo) < 2 else (1.0, 3.0)
+    out = []
+    for exponent in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        for step in steps:
+            value = float(f"{step}e{exponent}")
+            if lo <= value <= hi:
+                out.append(value)
+    return out
+
+
+def tick_label(unit: str, si: bool = True) -> str:
+    """Vega expression writing any tick value of a log axis: with an SI prefix and ``unit``
+    (``30 TFLOP/s``, ``300 µs``), or plain (``0.03``, ``3e-5``) without ``si``."""
+    if unit == "s":
+        parts = [
+            f"datum.value >= {factor * 0.9995:g} ? format(datum.value / {factor:g}, '~g') + "
+            f"' {prefix}s'"
+            for factor, prefix in _SMALL
+        ]
+        return " : ".join([*parts, "format(datum.value, '~g') + ' s'"])
+    if si:
+        parts = [
+            f"datum.value >= {factor * 0.9995:g} ? format(datum.value / {factor:g}, '~g') + "
+            f"' {prefix}{unit}'"
+            for factor, prefix in _SI
+        ]
+        return " : ".join([*parts, f"format(datum.value, '~g') + ' {unit}'"])
+    return "datum.value >= 0.0009995 ? format(datum.value, '~g') : format(datum.value, '.0e')"
+
+
 def log_axis(
     field: str, title: str, domain: tuple[float, float], unit: str, si: bool = True
 ) -> Spec:
-    """A log-scale x or y encoding with decade labels in ``unit``."""
+    """A log-scale x or y encoding labelled twice a decade (:func:`log_ticks`) in ``unit``;
+    without ``si`` the labels are plain numbers and ``title`` names the unit."""
     return channel(
         field,
         "quantitative",
         title=title,
         scale={"domain": list(domain), "nice": False, "type": "log"},
-        axis={"labelExpr": decade_label(unit, si), "labelOverlap": "greedy"},
+        axis={"labelExpr": tick_label(unit, si), "values": log_ticks(domain)},
     )
+
+
+def square_decades(
+    xdom: tuple[float, float], ydom: tuple[float, float], width: int, height: int
+) -> tuple[tuple[float, float], tuple[float, float], int]:
+    """Domains and plot height that give a decade the same length on both log axes, so a
+    bandwidth roof runs at 45 degrees: the plot is at most ``height`` and at least half
+    ``width`` high, and the axis short of decades is widened about its middle."""
+    dx, dy = math.log10(xdom[1] / xdom[0]), math.log10(ydom[1] / ydom[0])
+    want = width * dy / dx
+    if want > height:  # too many y decades for the height: widen x
+        return _widened(xdom, height, dy, width), ydom, height
+    if want < width / 2:  # too few: widen y, half as high as wide
+        return xdom, _widened(ydom, width, dx, width // 2), width // 2
+    return xdom, ydom, round(want)
+
+
+def _widened(
+    dom: tuple[float, float], other_px: float, other_decades: float, px: float
+) -> tuple[float, float]:
+    decades = px * other_decades / other_px
+    missing = decades - math.log10(dom[1] / dom[0])
+    return float(dom[0] / 10 ** (missing / 2)), float(dom[1] * 10 ** (missing / 2))
 
 
 def diagonal_angle(
@@ -157,7 +226,7 @@ def segment_end() -> dict[str, Spec]:
 def config() -> Spec:
     return {
         "view": {"stroke": "#cccccc"},
-        "axis": {"gridColor": "#e6e6e6", "titleFontWeight": "normal"},
+        "axis": dict(AXIS),
         "font": FONT,
         "legend": {"orient": "bottom"},
     }
@@ -191,19 +260,11 @@ def roof_rule(name: str, colour: str, title: str) -> Spec:
 
 
 def diagonal_label(name: str, colour: str, angle: float, **text: Any) -> Spec:
-    """The ``text`` of data ``name`` at (lx, ly), turned along a diagonal roof."""
+    """The ``text`` of data ``name`` at (lx, ly), turned along a diagonal roof (``text``:
+    mark properties that replace the defaults)."""
+    props = {"fontSize": 10, "baseline": "bottom", "dy": -3, **text}
     return unit(
         name,
-        mark(
-            "text",
-            angle=angle,
-            clip=True,
-            fontSize=10,
-            baseline="bottom",
-            dy=-3,
-            color=colour,
-            aria=False,
-            **text,
-        ),
+        mark("text", angle=angle, clip=True, color=colour, aria=False, **props),
         {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")},
     )

@@ -26,6 +26,7 @@ from roofgen.charts.common import (
     quantitative,
     roof_rule,
     segment_end,
+    square_decades,
     tooltip,
 )
 from roofgen.charts.inputs import ChartKind
@@ -81,6 +82,7 @@ def _left(
     ydom = log_domain(
         [p["y"] for p in points] + ([peak] if peak else []), (1e11, 1e15), min_decades=2.5
     )
+    xdom, ydom, height = square_decades(xdom, ydom, width, height)
     roofs = []
     for k in inp.links:
         end = peak / k.bandwidth if peak else xdom[1] * _EXTEND
@@ -262,14 +264,22 @@ def _right(
         layers.append(
             unit(
                 "collectives",
-                mark("point", size=70, clip=True, strokeWidth=2),
+                mark("point", clip=True, strokeWidth=2),
                 {
                     "color": _colour(links, names),
+                    # the model's point is a ring round the measured one, so a collective
+                    # measured at its bound shows both
                     "fill": channel(
                         "source",
                         "nominal",
                         title="Collective time",
-                        scale={"domain": sources, "range": ["#333333", "white"]},
+                        scale={"domain": sources, "range": ["#333333", "transparent"]},
+                    ),
+                    "size": channel(
+                        "source",
+                        "nominal",
+                        scale={"domain": list(sources), "range": [60, 150]},
+                        legend=None,
                     ),
                     "description": nominal("launch"),
                     "tooltip": tooltip(

@@ -90,7 +90,9 @@ class ChartPoint:
     ``launch`` optionally tells apart several launches of the same kernel and variant.
     A launch measured over a shape sweep has one point per shape: ``sweep_index`` gives
     its place in the sweep (the chart joins the points in that order) and ``shape`` its
-    label (``seq_kv=4096``).
+    label (``seq_kv=4096``). ``flop_per_s_q3`` and ``flop_per_s_q1`` are the FLOP/s at the
+    third and first quartile of the measured time (the spread, drawn as an error bar),
+    ``None`` when the quartiles are unknown.
     """
 
     case: str
@@ -106,6 +108,8 @@ class ChartPoint:
     launch: str = ""
     sweep_index: int | None = None
     shape: str = ""
+    flop_per_s_q3: float | None = None
+    flop_per_s_q1: float | None = None
 
     def __post_init__(self) -> None:
         if self.level_role not in MEMORY_ROLES:

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import Any
 
 from roofgen.charts.common import (
-    diagonal_angle,
     finish,
     legend_names,
     log_axis,
@@ -27,9 +26,11 @@ from roofgen.charts.common import (
     nominal,
     quantitative,
     segment_end,
+    square_decades,
     tooltip,
 )
 from roofgen.charts.inputs import ChartKind
+from roofgen.charts.labels import Box, Plot, place, side_by_side, text_width
 from roofgen.charts.roofline_inputs import InstructionInput
 from roofgen.charts.vl import Spec, channel, layer_chart, mark, title, unit, vconcat_chart
 
@@ -50,6 +51,10 @@ ROLE_SHAPES = {
     "shared": "triangle-down",
 }
 _EXTEND = 1e3
+#: Left to right, points of different levels drawn on one spot.
+ROLE_ORDER = ("l1", "llc", "device", "global", "shared")
+#: Font size of the roof, wall and pattern labels (pixels).
+LABEL_SIZE = 11
 
 
 def gips(value: float) -> str:
@@ -157,9 +162,8 @@ def _roof_layers(name: str, colour: Callable[[], Spec] | None, angle: float) -> 
             mark(
                 "text",
                 clip=True,
-                fontSize=10,
-                baseline="bottom",
-                dy=-3,
+                fontSize=LABEL_SIZE,
+                baseline="middle",
                 aria=False,
                 angle=angle,
                 **fixed,
@@ -177,9 +181,7 @@ def _roof_layers(name: str, colour: Callable[[], Spec] | None, angle: float) -> 
         ),
         unit(
             f"{name}-issue",
-            mark(
-                "text", clip=True, fontSize=10, align="right", baseline="bottom", dy=-3, aria=False
-            ),
+            mark("text", clip=True, fontSize=LABEL_SIZE, baseline="middle", aria=False),
             {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")},
         ),
     ]
@@ -244,6 +246,34 @@ def _pattern_rows(inp: InstructionInput, ydom: tuple[float, float]) -> list[dict
     return rows
 
 
+def _lay_out(
+    plot: Plot,
+    flat: list[dict[str, Any]],
+    diagonal: list[dict[str, Any]],
+    vertical: list[dict[str, Any]],
+    points: list[dict[str, Any]],
+) -> None:
+    """Centres (``lx``, ``ly``) of the labels of one panel's roofs, walls and patterns,
+    clear of each other and of the points (:mod:`roofgen.charts.labels`)."""
+    h = LABEL_SIZE + 3
+    candidates = [plot.horizontal_candidates(r["y"], r["x"], _w(r), h) for r in flat]
+    candidates += [plot.vertical_candidates(r["x"], _w(r), h) for r in vertical]
+    for r in diagonal:
+        slope = r["y"] / r["x"]
+        lo = max(plot.xdom[0], plot.ydom[0] / slope)
+        hi = min(r["x2"], plot.xdom[1], plot.ydom[1] / slope)
+        candidates.append(plot.diagonal_candidates(slope, lo, hi, _w(r), h))
+    side_by_side(points, plot, ROLE_ORDER)
+    obstacles = [Box(*plot.px(p["x"], p["y"]), 10, 10) for p in points if p["x"] > 0 < p["y"]]
+    boxes = place(candidates, obstacles, plot.width, plot.height)
+    for row, box in zip([*flat, *vertical, *diagonal], boxes, strict=True):
+        row["lx"], row["ly"] = plot.data(box.cx, box.cy)
+
+
+def _w(row: dict[str, Any]) -> float:
+    return text_width(row["text"], LABEL_SIZE)
+
+
 def _fraction(x: float) -> str:
     return "1" if abs(x - 1.0) < 1e-12 else f"1/{1 / x:.3g}"
 
@@ -278,13 +308,14 @@ def _chart(inp: InstructionInput, width: int, height: int) -> dict[str, Any]:
     ridges = [inp.issue_per_s / w.per_s for w in inp.walls]
     lx = log_domain([p["x"] for p in lpoints] + ridges, (0.01, 100.0), min_decades=3.0)
     ly = log_domain([p["y"] for p in lpoints] + [inp.issue_per_s], (1e8, 1e12), min_decades=2.5)
+    lx, ly, left_height = square_decades(lx, ly, width, height)
     walls = _walls(inp, set(level_roles), lx)
     issue = _issue_row(inp, min(ridges, default=lx[0] / _EXTEND), lx)
+    left_plot = Plot(lx, ly, width, left_height)
+    _lay_out(left_plot, [issue], walls, [], lpoints)
     names = _names(inp, level_roles)
     left_layers = _roof_layers(
-        "levels",
-        lambda: _colour(level_roles, "Level", names),
-        diagonal_angle(lx, ly, width, height),
+        "levels", lambda: _colour(level_roles, "Level", names), left_plot.diagonal_angle()
     )
     if lpoints:
         points = _launches("level-points", level_roles, "Level", names)
@@ -299,13 +330,14 @@ def _chart(inp: InstructionInput, width: int, height: int) -> dict[str, Any]:
         "Performance (warp instructions/s)",
         "Instructions and transactions",
         width,
-        height,
+        left_height,
     )
     # Bottom panel: access patterns.
     rpoints = _point_rows(inp, set(pattern_roles))
     walls_x = [x for _, x in (*inp.global_walls, *inp.shared_walls)]
     rx = log_domain([p["x"] for p in rpoints] + walls_x, (0.01, 1.0), min_decades=2.0)
     ry = log_domain([p["y"] for p in rpoints] + [inp.issue_per_s], (1e8, 1e12), min_decades=2.5)
+    rx, ry, right_height = square_decades(rx, ry, width, height)
     l1 = [w for w in inp.walls if w.role == "l1"]
     pwalls = _walls(
         InstructionInput(
@@ -316,15 +348,15 @@ def _chart(inp: InstructionInput, width: int, height: int) -> dict[str, Any]:
     )
     pissue = _issue_row(inp, min([inp.issue_per_s / w.per_s for w in l1], default=rx[0] / 1e3), rx)
     patterns = _pattern_rows(inp, ry)
-    right_layers = _roof_layers("patterns", None, diagonal_angle(rx, ry, width, height))
+    right_plot = Plot(rx, ry, width, right_height)
+    _lay_out(right_plot, [pissue], pwalls, patterns, rpoints)
+    right_layers = _roof_layers("patterns", None, right_plot.diagonal_angle())
     pattern_label = mark(
         "text",
         clip=True,
-        fontSize=9,
+        fontSize=LABEL_SIZE,
         angle=270,
-        align="right",
-        baseline="bottom",
-        dx=-4,
+        baseline="middle",
         color="#444444",
         aria=False,
     )
@@ -338,7 +370,11 @@ def _chart(inp: InstructionInput, width: int, height: int) -> dict[str, Any]:
                 "tooltip": tooltip([("text", "Access pattern")]),
             },
         ),
-        unit("pattern-walls", pattern_label, {"y": quantitative("ly"), "text": nominal("text")}),
+        unit(
+            "pattern-walls",
+            pattern_label,
+            {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")},
+        ),
     ]
     if rpoints:
         pattern_names = _names(inp, pattern_roles)
@@ -351,7 +387,7 @@ def _chart(inp: InstructionInput, width: int, height: int) -> dict[str, Any]:
         "Load/store performance (warp instructions/s)",
         "Memory access patterns",
         width,
-        height,
+        right_height,
     )
     independent = {axis: "independent" for axis in ("x", "y", "color", "shape")}
     chart = vconcat_chart([left, right], resolve=independent, title=title(inp.title, inp.subtitle))

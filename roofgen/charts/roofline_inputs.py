@@ -74,6 +74,25 @@ class PrecisionPoint:
 
 
 @dataclass(frozen=True, slots=True)
+class Projection:
+    """A launch's work moved to a lower precision, as the analysis projects it: from the
+    measured point, right by the byte scale (the operands shrink) and up by the speedup."""
+
+    key: LaunchKey
+    from_precision: str
+    to_precision: str
+    intensity_from: float
+    rate_from: float
+    intensity_to: float  # intensity_from / byte_scale
+    rate_to: float  # rate_from x speedup
+    speedup: float
+
+    def __post_init__(self) -> None:
+        _positive("projection intensity", self.intensity_to)
+        _positive("projection rate", self.rate_to)
+
+
+@dataclass(frozen=True, slots=True)
 class PrecisionInput(ChartInput):
     title: str
     subtitle: str
@@ -81,6 +100,9 @@ class PrecisionInput(ChartInput):
     memory_label: str  # "HBM3"
     bandwidth: float | None  # device memory B/s, the slanted roof
     points: tuple[PrecisionPoint, ...]
+    projections: tuple[Projection, ...] = ()
+    #: The machine's other ceilings: hidden, shown by a toggle in the interactive chart.
+    other_ceilings: tuple[Ceiling, ...] = ()
 
 
 # ----------------------------------------------------------------------------- instruction

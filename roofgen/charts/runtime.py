@@ -18,9 +18,11 @@ from roofgen.charts.common import (
     nominal,
     quantitative,
     segment_end,
+    square_decades,
     tooltip,
 )
 from roofgen.charts.inputs import ChartKind
+from roofgen.charts.labels import Box, Plot, place, text_width
 from roofgen.charts.roofline_inputs import RuntimeInput
 from roofgen.charts.vl import Spec, channel, layer_chart, mark, title, unit
 from roofgen.units import fmt_time
@@ -62,6 +64,7 @@ def _chart(inp: RuntimeInput, width: int, height: int) -> dict[str, Any]:
     ys = [p["y"] for p in points] + [xdom[0] * c for _, c in inp.costs]
     ys += [xdom[1] * c for _, c in inp.costs]
     ydom = log_domain(ys, (1e-6, 1e-2), pad_decades=0.1, min_decades=2.0)
+    xdom, ydom, height = square_decades(xdom, ydom, width, height)
     floors = [
         {
             "x": xdom[0] / 10,
@@ -75,6 +78,8 @@ def _chart(inp: RuntimeInput, width: int, height: int) -> dict[str, Any]:
         }
         for mech, cost in inp.costs
     ]
+    _lay_out(Plot(xdom, ydom, width, height), floors, points)
+    angle = Plot(xdom, ydom, width, height).diagonal_angle()
     used = [m for m in MECHANISMS if any(r["mechanism"] == m for r in floors + points)]
 
     def colour() -> Spec:
@@ -100,7 +105,7 @@ def _chart(inp: RuntimeInput, width: int, height: int) -> dict[str, Any]:
         ),
         unit(
             "floors",
-            mark("text", clip=True, fontSize=10, align="right", baseline="top", dy=4, aria=False),
+            mark("text", clip=True, fontSize=11, baseline="middle", angle=angle, aria=False),
             {
                 "x": quantitative("lx"),
                 "y": quantitative("ly"),
@@ -127,8 +132,8 @@ def _chart(inp: RuntimeInput, width: int, height: int) -> dict[str, Any]:
             ),
             unit(
                 "steps",
-                mark("text", clip=True, fontSize=10, align="left", dx=7, aria=False),
-                {"text": nominal("step")},
+                mark("text", clip=True, fontSize=11, baseline="middle", aria=False),
+                {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("step")},
             ),
         ]
     chart = layer_chart(
@@ -149,6 +154,24 @@ def _chart(inp: RuntimeInput, width: int, height: int) -> dict[str, Any]:
         {"floors": floors, "steps": points},
         costs={m: c for m, c in inp.costs},
     )
+
+
+def _lay_out(plot: Plot, floors: list[dict[str, Any]], points: list[dict[str, Any]]) -> None:
+    """Label centres of the floors (along them) and of the steps (beside them), clear of
+    each other and of the points."""
+    candidates = []
+    for r in floors:
+        cost = r["y"] / r["x"]
+        lo = max(plot.xdom[0], plot.ydom[0] / cost)
+        hi = min(plot.xdom[1], plot.ydom[1] / cost)
+        candidates.append(plot.diagonal_candidates(cost, lo, hi, text_width(r["text"], 11), 14))
+    for p in points:
+        candidates.append(plot.point_candidates(p["x"], p["y"], text_width(p["step"], 11), 14))
+    obstacles = [Box(*plot.px(p["x"], p["y"]), 11, 11) for p in points]
+    for row, box in zip(
+        [*floors, *points], place(candidates, obstacles, plot.width, plot.height), strict=True
+    ):
+        row["lx"], row["ly"] = plot.data(box.cx, box.cy)
 
 
 CHART = ChartKind(RuntimeInput, CHART_KIND, runtime_chart)

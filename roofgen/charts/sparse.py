@@ -23,9 +23,11 @@ from roofgen.charts.common import (
     quantitative,
     roof_rule,
     segment_end,
+    square_decades,
     tooltip,
 )
 from roofgen.charts.inputs import ChartKind
+from roofgen.charts.labels import Plot
 from roofgen.charts.precision import ceiling_rows, peak_dash
 from roofgen.charts.roofline_inputs import SparseInput
 from roofgen.charts.vl import Spec, channel, layer_chart, mark, title, unit
@@ -63,7 +65,8 @@ def _chart(inp: SparseInput, width: int, height: int) -> dict[str, Any]:
         xs += [c.value / inp.bandwidth for c in inp.ceilings]
     xdom = log_domain(xs, (1.0, 1e4), min_decades=3.0)
     ydom = log_domain(ys, (1e12, 1e15), min_decades=2.0)
-    ceilings = ceiling_rows(inp.ceilings, inp.bandwidth, xdom)
+    xdom, ydom, height = square_decades(xdom, ydom, width, height)
+    ceilings = ceiling_rows(inp.ceilings, inp.bandwidth, Plot(xdom, ydom, width, height), points)
     memory = []
     if inp.bandwidth:
         top = max((c.value for c in inp.ceilings), default=ydom[1])
@@ -95,17 +98,15 @@ def _chart(inp: SparseInput, width: int, height: int) -> dict[str, Any]:
             mark("rule", clip=True, strokeWidth=1.8, color="#000000"),
             {
                 **segment_end(),
-                "strokeDash": peak_dash(),
+                "strokeDash": peak_dash(ceilings),
                 "description": nominal("text"),
                 "tooltip": tooltip([("text", "Ceiling"), ("basis", "Basis")]),
             },
         ),
         unit(
             "ceilings",
-            mark(
-                "text", clip=True, fontSize=10, align="right", baseline="bottom", dy=-2, aria=False
-            ),
-            {"x": quantitative("lx"), "text": nominal("text")},
+            mark("text", clip=True, fontSize=11, align="center", baseline="middle", aria=False),
+            {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")},
         ),
     ]
     if memory:

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from roofgen.charts.labels import text_width
+
 __all__ = [
     "SCHEMA_URL",
     "VEGA_LITE_VERSION",
@@ -80,6 +82,31 @@ def title(text: str, subtitle: str | Sequence[str] = "", **props: Any) -> Spec:
     return {"text": text, **_sorted({"anchor": "start", **props})}
 
 
+def _wrapped(text: str, width: float, size: float, bold: bool) -> str | list[str]:
+    """``text`` in lines no wider than ``width`` pixels (one string when it fits)."""
+    factor = 1.1 if bold else 1.0
+    if text_width(text, size) * factor <= width:
+        return text
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and text_width(f"{lines[-1]} {word}", size) * factor <= width:
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    return lines
+
+
+def fit_title(spec_title: Spec, width: float) -> Spec:
+    """A title (and subtitle) wrapped to ``width`` pixels, so that no line runs past the
+    chart (where the embed's menu button sits)."""
+    out = dict(spec_title)
+    if isinstance(out.get("text"), str):
+        out["text"] = _wrapped(out["text"], width, out.get("fontSize", 13), True)
+    if isinstance(out.get("subtitle"), str):
+        out["subtitle"] = _wrapped(out["subtitle"], width, 12, False)
+    return out
+
+
 def layer_chart(
     layers: list[Spec],
     *,
@@ -99,13 +126,17 @@ def layer_chart(
     spec["height"] = height
     if params:
         spec["params"] = params
-    spec["title"] = title
+    spec["title"] = fit_title(title, width)
     spec["width"] = width
     return spec
 
 
 def vconcat_chart(panels: list[Spec], *, resolve: dict[str, str], title: Spec) -> Spec:
-    """Panels one above the other, the scales of ``resolve`` independent of each other."""
+    """Panels one above the other, the scales of ``resolve`` independent of each other; the
+    title wrapped to the widest panel."""
+    width = max((p.get("width", 0) for p in panels), default=0)
+    if width:
+        title = fit_title(title, width)
     return {"vconcat": panels, "resolve": {"scale": _sorted(resolve)}, "title": title}
 
 

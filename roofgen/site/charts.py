@@ -160,6 +160,14 @@ def _shown(r: LaunchResult, number: int) -> list[tuple[LaunchResult, str, int | 
     return [(p.result, f"{number} {p.label}", i, p.label) for i, p in enumerate(r.sweep)]
 
 
+def _spread(r: LaunchResult) -> dict[str, float]:
+    """The FLOP/s at the measured time's third and first quartile, where both are known."""
+    t = r.launch.measurement.time
+    if r.flop is None or r.sweep or t.q1_s is None or t.q3_s is None or t.q1_s <= 0:
+        return {}
+    return {"flop_per_s_q3": r.flop / t.q3_s, "flop_per_s_q1": r.flop / t.q1_s}
+
+
 def _points(case: CaseResult, machine: Machine, names: Mapping[str, str]) -> tuple[ChartPoint, ...]:
     points: list[ChartPoint] = []
     for variant in case.variants:
@@ -190,6 +198,7 @@ def _points(case: CaseResult, machine: Machine, names: Mapping[str, str]) -> tup
                             launch=label,
                             sweep_index=order,
                             shape=shape,
+                            **_spread(r),
                         )
                     )
     return tuple(points)

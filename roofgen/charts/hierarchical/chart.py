@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from roofgen.charts.common import FONT
+from roofgen.charts.common import AXIS, FONT, square_decades
 from roofgen.charts.hierarchical import layers as lay
 from roofgen.charts.hierarchical import rows
 from roofgen.charts.hierarchical.domains import domains
 from roofgen.charts.hierarchical.style import ARIA_POINTS_MAX, ARROWS_ALL_LEVELS_MAX, MarkStyle
 from roofgen.charts.inputs import MEMORY_ROLES, RooflineInput
+from roofgen.charts.labels import Plot
 from roofgen.charts.vl import Spec, layer_chart, title, top_level
 
 CHART_KIND = "roofgen.hierarchical-roofline"
@@ -42,10 +43,14 @@ def _hierarchical_chart(
     arrow_roles: Collection[str] | None,
 ) -> dict[str, Any]:
     xdom, ydom = domains(inp)
-    roof_rows, ridge_rows = rows.roof_rows(inp, xdom, ydom)
-    point_rows = rows.point_rows(inp.points)
+    xdom, ydom, height = square_decades(xdom, ydom, width, height)
+    roof_rows, ridge_rows = rows.roof_rows(inp, xdom, ydom, width, height)
+    plot = Plot(xdom, ydom, width, height)
+    point_rows = rows.point_rows(inp.points, plot)
     join_rows = rows.join_rows(inp.points)
     trajectory_rows = rows.trajectory_rows(inp.points)
+    spreads = rows.spread_rows(inp.points, point_rows)
+    label_rows = rows.point_labels(inp, point_rows, roof_rows, ridge_rows, plot)
     roles = MEMORY_ROLES if arrow_roles is None else tuple(arrow_roles)
     arrow_rows = [r for r in rows.arrow_rows(inp, roles) if r["role"] in roles]
     if arrow_roles is None and len(arrow_rows) > ARROWS_ALL_LEVELS_MAX:
@@ -91,12 +96,16 @@ def _hierarchical_chart(
         layers.append(lay.trajectory_layer(legend, op_links))
     if arrow_rows:
         layers += lay.arrow_layers(legend, op_links)
+    if spreads:
+        layers.append(lay.spread_layer(legend, op_links))
     aria = len(point_rows) <= ARIA_POINTS_MAX
     layers.append(
         lay.point_layer(
-            legend, style.point_size, op_points, shapes=bool(trajectory_rows), aria=aria
+            legend, style.point_size, op_points, shapes=any(p.shape for p in inp.points), aria=aria
         )
     )
+    if label_rows:
+        layers += lay.point_label_layers()
     # Roofs above the points, so that they stay visible on crowded charts.
     layers += lay.roof_layers(legend, bool(ridge_rows))
 
@@ -109,7 +118,7 @@ def _hierarchical_chart(
         params=params,
     )
     config = {
-        "axis": {"gridColor": "#e6e6e6", "titleFontWeight": "normal"},
+        "axis": dict(AXIS),
         "font": FONT,
         "legend": {"orient": "right"},
     }
@@ -128,6 +137,10 @@ def _hierarchical_chart(
         "arrows": arrow_rows,
         "points": point_rows,
     }
+    if label_rows:
+        spec["datasets"]["labels"] = label_rows
+    if spreads:
+        spec["datasets"]["spreads"] = spreads
     if trajectory_rows:
         spec["datasets"]["trajectories"] = trajectory_rows
     return spec

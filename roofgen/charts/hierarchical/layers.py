@@ -10,14 +10,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from roofgen.charts.common import js_string, nominal, quantitative, segment_end, tooltip
+from roofgen.charts.common import (
+    js_string,
+    log_ticks,
+    nominal,
+    quantitative,
+    segment_end,
+    tick_label,
+    tooltip,
+)
 from roofgen.charts.hierarchical.domains import Domain
 from roofgen.charts.hierarchical.style import DASHES, ROLE_COLOURS, ROLE_NAMES, ROLE_SHAPES
 from roofgen.charts.inputs import ROOF_ROLES, RooflineInput
 from roofgen.charts.vl import Spec, channel, expr, mark, unit
-from roofgen.units import SI_PREFIXES
 
 _POINT_TIPS = (
     ("case", "Case"),
@@ -31,9 +39,8 @@ _POINT_TIPS = (
     ("bind", "Binding"),
 )
 _POINT_TIPS_SHAPE = (*_POINT_TIPS[:4], ("shape", "Shape"), *_POINT_TIPS[4:])
-# On-screen angle (degrees) of any log-log diagonal, and of an arrow from (x, y) to (x2, y2),
-# read from the live scales so both stay right when the chart is zoomed.
-_DIAG_ANGLE = "atan2(scale('y', 10) - scale('y', 1), scale('x', 10) - scale('x', 1)) * 180 / PI"
+# On-screen angle (degrees) of an arrow from (x, y) to (x2, y2), read from the live scales
+# so that it stays right when the chart is zoomed.
 _ARROW_ANGLE = (
     "atan2(scale('x', datum.x2) - scale('x', datum.x), "
     "scale('y', datum.y) - scale('y', datum.y2)) * 180 / PI"
@@ -43,33 +50,6 @@ _ARROW_ANGLE = (
 # ------------------------------------------------------------------------------ axes
 
 
-def _decade_only(axis: str, label: str) -> str:
-    """Show ``label`` on whole decades only, unless the axis spans under two decades."""
-    decade = "abs(log(datum.value) / LN10 - round(log(datum.value) / LN10)) < 1e-6"
-    span = f"log(peek(domain('{axis}')) / domain('{axis}')[0]) / LN10"
-    return f"(({decade}) || abs({span}) < 2) ? ({label}) : ''"
-
-
-def si_label_expr(unit: str, axis: str = "y") -> str:
-    """Vega expression writing a tick value of scale ``axis`` with an SI prefix and ``unit``.
-
-    Evaluated by Vega for each tick, so labels stay right whatever the zoom: whole decades
-    are labelled (``"10 TFLOP/s"``), and every tick once the view spans under two decades.
-    """
-    parts = [
-        f"datum.value >= {factor * 0.9995:g} ? "
-        f"format(datum.value / {factor:g}, '~g') + ' {prefix}{unit}'"
-        for factor, prefix in SI_PREFIXES
-        if prefix
-    ]
-    return _decade_only(axis, " : ".join([*parts, f"format(datum.value, '~g') + ' {unit}'"]))
-
-
-def plain_label_expr(unit: str, axis: str = "x") -> str:
-    """Like :func:`si_label_expr` with plain numbers: ``"0.1 FLOP/B"``, ``"100 FLOP/B"``."""
-    return _decade_only(axis, f"format(datum.value, '~g') + ' {unit}'")
-
-
 def encodings(xdom: Domain, ydom: Domain) -> dict[str, Spec]:
     """The x (FLOP/byte) and y (FLOP/s) log scales that every layer shares."""
     x = channel(
@@ -77,14 +57,14 @@ def encodings(xdom: Domain, ydom: Domain) -> dict[str, Spec]:
         "quantitative",
         title="Arithmetic intensity (FLOP/byte)",
         scale={"domain": list(xdom), "nice": False, "type": "log"},
-        axis={"labelExpr": plain_label_expr("FLOP/B"), "labelOverlap": "greedy"},
+        axis={"labelExpr": tick_label("", si=False), "values": log_ticks(xdom)},
     )
     y = channel(
         "y",
         "quantitative",
         title="Performance (FLOP/s)",
         scale={"domain": list(ydom), "nice": False, "type": "log"},
-        axis={"labelExpr": si_label_expr("FLOP/s"), "labelOverlap": "greedy"},
+        axis={"labelExpr": tick_label("FLOP/s"), "values": log_ticks(ydom)},
     )
     return {"x": x, "y": y}
 
@@ -92,8 +72,17 @@ def encodings(xdom: Domain, ydom: Domain) -> dict[str, Spec]:
 # ---------------------------------------------------------------------------- legend
 
 
+@dataclass(frozen=True)
+class Legend:
+    """The level legend: its label expression and the roles drawn, in legend order."""
+
+    expr: str
+    roles: tuple[str, ...]
+
+
 def role_names(inp: RooflineInput) -> dict[str, str]:
-    """Legend name per role, from the level names the data uses (``"HBM"``, ``"L2"``)."""
+    """Legend name per role drawn, from the level names the data uses (``"HBM"``, ``"L2"``);
+    a role with neither a roof nor a point is not in it."""
     seen: dict[str, list[str]] = defaultdict(list)
     for p in inp.points:
         if p.level not in seen[p.level_role]:
@@ -101,44 +90,50 @@ def role_names(inp: RooflineInput) -> dict[str, str]:
     for r in inp.roofs:
         if r.kind == "memory" and not seen[r.role]:
             seen[r.role].append(r.label)
-    names = dict(ROLE_NAMES)
+    drawn = {r.role for r in inp.roofs} | {p.level_role for p in inp.points}
+    names = {role: name for role, name in ROLE_NAMES.items() if role in drawn}
     for role, levels in seen.items():
-        if levels:
+        if levels and role in drawn:
             names[role] = " / ".join(levels)
     return names
 
 
-def legend(names: dict[str, str]) -> str:
-    """The label expression of the level legend, naming each role's levels."""
+def legend(names: dict[str, str]) -> Legend:
+    """The level legend naming each drawn role's levels (all roles when none is drawn)."""
+    roles = tuple(r for r in ROOF_ROLES if r in names) or tuple(ROOF_ROLES)
     label_expr = " : ".join(
-        f"datum.value === '{role}' ? '{js_string(names[role])}'" for role in ROOF_ROLES
+        f"datum.value === '{role}' ? '{js_string(names.get(role, ROLE_NAMES[role]))}'"
+        for role in roles
     )
-    return f"{label_expr} : datum.label"
+    return Legend(f"{label_expr} : datum.label", roles)
 
 
-def _legend(label_expr: str) -> Spec:
-    return {"labelExpr": label_expr, "symbolOpacity": 1, "symbolStrokeWidth": 2}
+def _legend(legend: Legend) -> Spec:
+    return {"labelExpr": legend.expr, "symbolOpacity": 1, "symbolStrokeWidth": 2}
 
 
-def _colour(legend: str) -> Spec:
+def _colour(legend: Legend) -> Spec:
     return channel(
         "role",
         "nominal",
         title="Level",
-        scale={"domain": list(ROOF_ROLES), "range": [ROLE_COLOURS[r] for r in ROOF_ROLES]},
+        scale={
+            "domain": list(legend.roles),
+            "range": [ROLE_COLOURS[r] for r in legend.roles],
+        },
         legend=_legend(legend),
     )
 
 
-def _shape(legend: str) -> Spec:
+def _shape(legend: Legend) -> Spec:
     # "stroke" (a short line) stands for the compute roofs in the legend.
     return channel(
         "role",
         "nominal",
         title="Level",
         scale={
-            "domain": list(ROOF_ROLES),
-            "range": [ROLE_SHAPES.get(r, "stroke") for r in ROOF_ROLES],
+            "domain": list(legend.roles),
+            "range": [ROLE_SHAPES.get(r, "stroke") for r in legend.roles],
         },
         legend=_legend(legend),
     )
@@ -159,7 +154,7 @@ def join_layer(opacity: Callable[[], Spec]) -> Spec:
     )
 
 
-def trajectory_layer(legend: str, opacity: Callable[[], Spec]) -> Spec:
+def trajectory_layer(legend: Legend, opacity: Callable[[], Spec]) -> Spec:
     """Each shape sweep's points, joined in sweep order per level."""
     return unit(
         "trajectories",
@@ -173,7 +168,7 @@ def trajectory_layer(legend: str, opacity: Callable[[], Spec]) -> Spec:
     )
 
 
-def arrow_layers(legend: str, opacity: Callable[[], Spec]) -> list[Spec]:
+def arrow_layers(legend: Legend, opacity: Callable[[], Spec]) -> list[Spec]:
     """Arrows between variants: a line, and a triangle at its midpoint turned along it."""
     shafts = unit(
         "arrows",
@@ -203,7 +198,7 @@ def arrow_layers(legend: str, opacity: Callable[[], Spec]) -> list[Spec]:
 
 
 def point_layer(
-    legend: str, size: float, opacity: Callable[[], Spec], *, shapes: bool, aria: bool
+    legend: Legend, size: float, opacity: Callable[[], Spec], *, shapes: bool, aria: bool
 ) -> Spec:
     """The launch points, one per memory level; ``shapes`` adds the shape to the tooltip,
     ``aria`` gives each point an ARIA label."""
@@ -223,7 +218,35 @@ def point_layer(
     )
 
 
-def roof_layers(legend: str, has_ridges: bool) -> list[Spec]:
+def spread_layer(legend: Legend, opacity: Callable[[], Spec]) -> Spec:
+    """Error bars: each point's FLOP/s from the third to the first quartile of its time."""
+    return unit(
+        "spreads",
+        mark("rule", strokeWidth=1.5, clip=True),
+        {
+            "y2": {"field": "y2"},
+            "color": _colour(legend),
+            "opacity": opacity(),
+            "tooltip": tooltip([("text", "Spread")]),
+        },
+    )
+
+
+def point_label_layers() -> list[Spec]:
+    """The direct labels of the baseline and best points (``labels``), on a white halo."""
+
+    def enc() -> dict[str, Any]:
+        return {"x": quantitative("lx"), "y": quantitative("ly"), "text": nominal("text")}
+
+    props: dict[str, Any] = {"clip": True, "fontSize": 11, "baseline": "middle", "aria": False}
+    halo = mark("text", stroke="white", strokeWidth=3, strokeOpacity=0.85, **props)
+    return [
+        unit("labels", halo, enc()),
+        unit("labels", mark("text", color="#333333", **props), enc()),
+    ]
+
+
+def roof_layers(legend: Legend, has_ridges: bool) -> list[Spec]:
     """The roofs, their ridge markers and their labels (on a white halo)."""
     dash = channel(
         "dash",
@@ -251,7 +274,7 @@ def roof_layers(legend: str, has_ridges: bool) -> list[Spec]:
             "align": expr("datum.align"),
             "baseline": expr("datum.baseline"),
             "dy": expr("datum.dy"),
-            "angle": expr(f"datum.kind === 'memory' ? {_DIAG_ANGLE} : 0"),
+            "angle": expr("datum.angle"),
         }
 
     def text_enc() -> dict[str, Any]:

@@ -91,7 +91,8 @@ def machine_sections(result: MachineResult) -> tuple[Section, ...]:
     device = device_level(machine)
     precision = PrecisionInput(
         title,
-        "Every precision on every unit (tensor cores unless a unit is named); dashed: 2:4 sparse",
+        "Every precision on every unit (tensor cores unless a unit is named); the legend "
+        "tells measured, datasheet and 2:4 sparse peaks apart",
         machine_ceilings(machine),
         device.name if device else "",
         device.bandwidth.value() if device else None,

@@ -10,6 +10,7 @@ from roofgen.charts.roofline_inputs import (
     Ceiling,
     PrecisionInput,
     PrecisionPoint,
+    Projection,
 )
 from roofgen.model import Machine
 from roofgen.site.sections.base import (
@@ -24,21 +25,32 @@ from roofgen.site.sections.base import (
 from roofgen.units import fmt_ratio, fmt_time
 
 
-def machine_ceilings(machine: Machine, units: set[str] | None = None) -> tuple[Ceiling, ...]:
-    """Every peak of the machine (or of ``units``); equal peaks of one unit share a ceiling."""
+def machine_ceilings(
+    machine: Machine, units: set[str] | None = None, only: set[str] | None = None
+) -> tuple[Ceiling, ...]:
+    """Every peak of the machine (or of ``units``, at the precisions ``only`` names);
+    equal peaks of one unit and sparsity share a ceiling."""
     grouped: dict[tuple[str, float, str, bool], list[str]] = {}
     for unit in machine.compute:
         if units is not None and unit.id not in units:
             continue
         for precision, roof in unit.peaks.items():
+            if only is not None and precision not in only:
+                continue
             key = (unit.id, roof.value(), roof.basis, precision.endswith("-sparse"))
             grouped.setdefault(key, []).append(precision)
     out = []
     for (unit_id, value, basis, sparse), precisions in grouped.items():
         found = machine.unit(unit_id)
         assert found is not None
-        names = "/".join(precision_name(p) for p in precisions)
-        label = names if found.kind == "tensor" else f"{names} ({found.name})"
+        names = "/".join(precision_name(p.removesuffix("-sparse")) for p in precisions)
+        short = _short(found.name)
+        if found.kind == "tensor":
+            label = names
+        elif short.split(" ", 1)[0] == names or precisions[0] == "transcendental":
+            label = short  # "FP32 pipe", not "FP32, FP32 pipe": the unit's name once
+        else:
+            label = f"{names}, {short}"
         out.append(
             Ceiling(
                 f"{unit_id}.{'+'.join(precisions)}",
@@ -51,6 +63,32 @@ def machine_ceilings(machine: Machine, units: set[str] | None = None) -> tuple[C
             )
         )
     return tuple(out)
+
+
+def _others(machine: Machine, shown: set[str]) -> set[str]:
+    """The machine's precisions a case's chart does not show."""
+    return {p for unit in machine.compute for p in unit.peaks} - shown
+
+
+def _short(name: str) -> str:
+    """A unit's name without its parenthesis: ``FP16/BF16 pipe (non-tensor)`` → ``FP16/BF16
+    pipe``."""
+    return name.split(" (", 1)[0]
+
+
+def used_precisions(items: list[Item]) -> set[str]:
+    """The precisions a case's chart shows: those its launches have work at, those the
+    table moves them to, and each one's 2:4 sparse peak only when a launch works sparse;
+    integer and special-function peaks only where a launch has such work."""
+    used: set[str] = set()
+    for item in items:
+        result = item.result.get(PrecisionResult)
+        used |= {w.precision for w in result.work}
+        used |= {o.from_precision for o in result.options}
+        used |= {o.to_precision for o in result.options if o.available}
+    if any(p.endswith("-sparse") for p in used):
+        used |= {f"{p}-sparse" for p in used}
+    return used
 
 
 def _precision_points(items: list[Item], machine: Machine) -> list[PrecisionPoint]:
@@ -73,6 +111,48 @@ def _precision_points(items: list[Item], machine: Machine) -> list[PrecisionPoin
                 )
             )
     return points
+
+
+def _projections(items: list[Item]) -> list[Projection]:
+    """Per launch, its best available lower-precision option (the highest speedup over
+    1), drawn from the launch's point of that unit and precision."""
+    out = []
+    for item in items:
+        result = item.result.get(PrecisionResult)
+        options = [
+            o
+            for o in result.options
+            if o.available and o.moves != "kv-cache" and o.speedup and o.speedup > 1
+            and o.byte_scale
+        ]  # fmt: skip
+        if not options:
+            continue
+        best = max(options, key=lambda o: (o.speedup or 0.0, o.to_precision))
+        work = next(
+            (
+                w
+                for w in result.work
+                if w.unit == best.unit and w.precision == best.from_precision
+                and w.intensity_per_byte
+            ),
+            None,
+        )  # fmt: skip
+        if work is None or work.intensity_per_byte is None:
+            continue
+        assert best.byte_scale is not None and best.speedup is not None
+        out.append(
+            Projection(
+                item.key,
+                best.from_precision,
+                best.to_precision,
+                work.intensity_per_byte,
+                work.rate_per_s,
+                work.intensity_per_byte / best.byte_scale,
+                work.rate_per_s * best.speedup,
+                best.speedup,
+            )
+        )
+    return out
 
 
 _KV_CACHE_INTRO = (
@@ -124,16 +204,37 @@ def precision_section(
         return None
     device = device_level(machine)
     title = f"Precision roofline of {case.case.title} on {machine.name}"
+    used = used_precisions(items)
+    special = "transcendental"
     inp = PrecisionInput(
         title=title,
-        subtitle="Every compute ceiling (tensor cores unless a unit is named; datasheet values "
-        "unless marked measured); dashed: 2:4 sparse. Points: each launch's work per unit and "
-        "precision",
-        ceilings=machine_ceilings(machine),
+        subtitle="Precisions used and lower ones; tensor cores unless a unit is named",
+        ceilings=machine_ceilings(machine, only=used - {special}),
         memory_label=device.name if device else "",
         bandwidth=device.bandwidth.value() if device else None,
-        points=tuple(points),
+        points=tuple(p for p in points if p.precision != special),
+        projections=tuple(_projections(items)),
+        other_ceilings=machine_ceilings(machine, only=_others(machine, used | {special})),
     )
+    charts = [slot(f"case:{case.case.id}:{machine.id}:precision", f"precision-{n}", title, inp)]
+    if any(p.precision == special for p in points):
+        sfu_title = f"Special-function work of {case.case.title} on {machine.name}"
+        sfu = PrecisionInput(
+            title=sfu_title,
+            subtitle="exp, log, rsqrt... on the special-function units, drawn apart",
+            ceilings=machine_ceilings(machine, only={special}),
+            memory_label=inp.memory_label,
+            bandwidth=inp.bandwidth,
+            points=tuple(p for p in points if p.precision == special),
+        )
+        charts.append(
+            slot(
+                f"case:{case.case.id}:{machine.id}:precision-sfu",
+                f"precision-sfu-{n}",
+                sfu_title,
+                sfu,
+            )
+        )
     tables = []
     if rows:
         tables.append(
@@ -158,8 +259,12 @@ def precision_section(
         id="precision",
         title="Precisions and units",
         intro=(
-            "Every compute ceiling of the machine, FP64 to FP8 and INT8, dense and 2:4 "
-            "sparse, and each launch against the units it uses. Precisions on one unit share "
+            "The ceilings of the precisions the launches use and of the lower ones the "
+            "table moves them to (the machine's other ceilings behind a check box in the "
+            "interactive chart; measured solid, datasheet dashed), each launch against the "
+            "units it uses, and, hollow at the end of an arrow, its best lower-precision "
+            "option where one would help; special-function work has a chart of its own. "
+            "Precisions on one unit share "
             "its time (BF16 and FP8 matrix work both run on the tensor cores); different "
             "units run concurrently (a GEMM's FP32 epilogue, softmax on the FP32 pipe and "
             "the special-function unit), so the bound is the max over units, the serial sum "
@@ -169,7 +274,7 @@ def precision_section(
             "share of the bytes is its elements times its bits)."
             + (_KV_CACHE_INTRO if any(r[2].startswith("KV cache") for r in rows) else "")
         ),
-        charts=(slot(f"case:{case.case.id}:{machine.id}:precision", f"precision-{n}", title, inp),),
+        charts=tuple(charts),
         tables=tuple(tables),
         notes=(),
     )

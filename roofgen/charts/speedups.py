@@ -93,6 +93,8 @@ def speedups_chart(inp: SpeedupsInput, *, width: int = 640, height: int = 440) -
     xs = [v for r in inp.rows for v in (r.low or r.value, r.high or r.value)] + [1.0]
     xdom = log_domain(xs, (0.5, 4.0), pad_decades=0.05, min_decades=0.6)
     order = list(dict.fromkeys(row["case"] for row in rows))
+    drawn_noise = {row["noise"] for row in rows}
+    drawn_measures = {row["measure"] for row in rows}
 
     def y() -> dict[str, Any]:
         return channel("case", "nominal", title=None, sort=list(order), axis={"labelLimit": 240})
@@ -109,15 +111,20 @@ def speedups_chart(inp: SpeedupsInput, *, width: int = 640, height: int = 440) -
         },
     )
 
+    # The legends list only what is drawn.
+    noises = [(n, c) for n, c in zip(NOISE, NOISE_COLOURS, strict=True) if n in drawn_noise]
+    measures = [(m, s) for m, s in zip(MEASURES.values(), ("circle", "diamond"), strict=True)
+                if m in drawn_measures]  # fmt: skip
+
     def colour() -> dict[str, Any]:
-        scale = {"domain": list(NOISE), "range": list(NOISE_COLOURS)}
+        scale = {"domain": [n for n, _ in noises], "range": [c for _, c in noises]}
         return channel("noise", "nominal", title="Noise", scale=scale)
 
     shape = channel(
         "measure",
         "nominal",
         title=None,
-        scale={"domain": list(MEASURES.values()), "range": ["circle", "diamond"]},
+        scale={"domain": [m for m, _ in measures], "range": [s for _, s in measures]},
     )
 
     tips = [

@@ -310,7 +310,7 @@ def test_energy_chart_with_and_without_coefficients(specs: dict[str, dict[str, A
     assert spec["usermeta"]["model"] is True
     assert len(spec["datasets"]["arch"]) == 48
     levels = {r["text"] for r in spec["datasets"]["power-levels"]}
-    assert levels == {"Power limit 400 W", "Idle 100 W"}
+    assert levels == {"Power limit 400 W", "Constant 100 W"}
     bare = INPUTS["energy"]
     assert isinstance(bare, EnergyInput)
     note = "No published energy coefficients for the test GPU"

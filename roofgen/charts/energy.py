@@ -1,14 +1,14 @@
 """Energy roofline (Choi, Bedard, Fowler and Vuduc, IPDPS 2013).
 
-Energy = e_flop x FLOPs + e_byte x bytes + idle power x time. Two panels over arithmetic
+Energy = e_flop x FLOPs + e_byte x bytes + constant power x time. Two panels over arithmetic
 intensity at device memory, one above the other. Top: energy efficiency in FLOP/J (the
 same number as FLOP/s per watt); with the machine's coefficients, the "arch" line is the
 best any kernel of
-that intensity can do, ``1 / (e_flop + e_byte / I + P_idle x max(1 / peak, 1 / (I x BW)))``.
-Bottom: average power; the power limit and idle power are horizontal lines, and the
-model's power at the roofline, ``P_idle + (e_flop + e_byte / I) x min(peak, I x BW)``,
+that intensity can do, ``1 / (e_flop + e_byte / I + P_const x max(1 / peak, 1 / (I x BW)))``.
+Bottom: average power; the power limit and constant power are horizontal lines, and the
+model's power at the roofline, ``P_const + (e_flop + e_byte / I) x min(peak, I x BW)``,
 shows where running at the time roofline would need more than the limit allows (there the
-power limit binds: time >= dynamic energy / (limit - idle)). Without published
+power limit binds: time >= dynamic energy / (limit - constant power)). Without published
 coefficients the chart shows the measured points only and says so.
 """
 
@@ -35,16 +35,16 @@ CHART_KIND = "roofgen.energy-roofline"
 
 
 def arch_flop_per_j(model: EnergyModel, intensity: float) -> float:
-    """Best FLOP/J at ``intensity`` (FLOP/B): work energy plus idle power over the
+    """Best FLOP/J at ``intensity`` (FLOP/B): work energy plus constant power over the
     roofline time."""
     time_per_flop = max(1.0 / model.peak, 1.0 / (intensity * model.bandwidth))
-    return 1.0 / (model.j_per_flop + model.j_per_byte / intensity + model.idle_w * time_per_flop)
+    return 1.0 / (model.j_per_flop + model.j_per_byte / intensity + model.constant_w * time_per_flop)
 
 
 def roofline_power_w(model: EnergyModel, intensity: float) -> float:
     """Power (W) a kernel of ``intensity`` would draw running at the time roofline."""
     rate = min(model.peak, intensity * model.bandwidth)
-    return model.idle_w + (model.j_per_flop + model.j_per_byte / intensity) * rate
+    return model.constant_w + (model.j_per_flop + model.j_per_byte / intensity) * rate
 
 
 def energy_chart(inp: EnergyInput, *, width: int = 400, height: int = 380) -> dict[str, Any]:
@@ -138,8 +138,8 @@ def _chart(inp: EnergyInput, width: int, height: int) -> dict[str, Any]:
     levels: list[dict[str, Any]] = []
     if inp.limit_w:
         levels.append({"y": inp.limit_w, "text": f"Power limit {inp.limit_w:.0f} W"})
-    if inp.idle_w:
-        levels.append({"y": inp.idle_w, "text": f"Idle {inp.idle_w:.0f} W"})
+    if inp.constant_w:
+        levels.append({"y": inp.constant_w, "text": f"Constant {inp.constant_w:.0f} W"})
     lines = [{**r, "x": xdom[0], "x2": xdom[1], "y2": r["y"], "lx": xdom[1] / 1.15} for r in levels]
     watts = [p["y"] for p in power_points] + [r["y"] for r in levels]
     watts += [r["y"] for r in power_curve if not inp.limit_w or r["y"] < 4 * inp.limit_w]

@@ -235,7 +235,7 @@ class EnergyModel:
     precision: str
     j_per_flop: float
     j_per_byte: float
-    idle_w: float
+    constant_w: float
     peak: float  # FLOP/s
     bandwidth: float  # B/s
 
@@ -251,7 +251,7 @@ class EnergyInput(ChartInput):
     title: str
     subtitle: str
     limit_w: float | None
-    idle_w: float | None
+    constant_w: float | None
     model: EnergyModel | None  # None: no published coefficients; the chart says so
     note: str
     points: tuple[EnergyPoint, ...]

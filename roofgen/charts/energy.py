@@ -38,7 +38,8 @@ def arch_flop_per_j(model: EnergyModel, intensity: float) -> float:
     """Best FLOP/J at ``intensity`` (FLOP/B): work energy plus constant power over the
     roofline time."""
     time_per_flop = max(1.0 / model.peak, 1.0 / (intensity * model.bandwidth))
-    return 1.0 / (model.j_per_flop + model.j_per_byte / intensity + model.constant_w * time_per_flop)
+    per_flop = model.j_per_flop + model.j_per_byte / intensity
+    return 1.0 / (per_flop + model.constant_w * time_per_flop)
 
 
 def roofline_power_w(model: EnergyModel, intensity: float) -> float:

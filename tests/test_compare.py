@@ -351,6 +351,8 @@ def test_the_case_page_marks_the_figures_a_finding_weakens(tmp_path):
     )  # fmt: skip
     charts = {s.key: RenderedChart("<div></div>", "c.svg") for s in ctx.charts}
     page = render_pages(ctx, charts)["cases/h/index.md"]
-    assert "| 1 ms [⚠1](#quality-1) |" in page
-    assert '- <a id="quality-1"></a>1. warning (noisy-timing), v / k: timing spread is 100%' in page
+    assert '<td style="text-align: right">1 ms <a href="#quality-1">⚠1</a></td>' in page
+    assert (
+        '<li id="quality-1" value="1">warning (noisy-timing), v / k: timing spread is 100%'
+    ) in page
     assert "## Measurement quality" in page

@@ -175,6 +175,14 @@ def build_site(
         )  # fmt: skip
 
 
+def project_cache(settings: Settings) -> Path | None:
+    """The project's cache folder (:func:`roofgen.site.cachedir.choose`: the user's
+    cache, owner-only, never in the repository), None where it cannot be used."""
+    from roofgen.site import cachedir
+
+    return cachedir.choose(settings, Path(settings.output).absolute(), None, True).folder
+
+
 def schema_names() -> tuple[str, ...]:
     return tuple(schema.ALL_SCHEMAS)
 

@@ -271,7 +271,7 @@ class Line:
 
     def __str__(self) -> str:
         verdict = {True: "met", False: "MISSED", None: "-"}[self.met]
-        return f"{self.target:<62} {self.now:>26} {self.base:>26}  {verdict}"
+        return f"{self.target:<66} {self.now:>34} {self.base:>34}  {verdict}"
 
 
 def _med(values: list[float]) -> float:
@@ -535,7 +535,7 @@ def main() -> None:
         lines += hook_and_check(pair, work, args.runs, only)
     if "analyze" in only:
         lines.append(analyze(pair, work, args.cases, args.scale_runs))
-    print(f"{'target':<62} {'now':>26} {'baseline ' + args.baseline:>26}  verdict")
+    print(f"{'target':<66} {'now':>34} {'baseline ' + args.baseline:>34}  verdict")
     for line in lines:
         print(line, flush=True)
 

@@ -8,7 +8,6 @@ the working tree is not touched, and ``.gitattributes`` cannot hide a file).
 from __future__ import annotations
 
 import contextlib
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -84,6 +83,8 @@ def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool, fail_pct:
 @contextlib.contextmanager
 def _side(spec: str, settings: Any) -> Iterator[tuple[Any, Any]]:
     """Load one side: a folder, or git:REV exported to a temporary folder."""
+    import tempfile
+
     from roofgen.api import analyse, check
     from roofgen.model import Specs
 

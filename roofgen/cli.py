@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -87,6 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _internal_error() -> int:
+    import tempfile  # imported here: every run would pay for them (with shutil, random)
+    import traceback
+
     fd, path = tempfile.mkstemp(prefix="roofgen-crash-", suffix=".txt")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(f"roofgen {__version__}\n{sys.argv!r}\n\n")

@@ -14,6 +14,7 @@ from typing import Any
 
 from roofgen.analysis.bounds import Thresholds
 from roofgen.problems import Problem, SpecError
+from roofgen.spec import fastpath
 from roofgen.spec import schema as schema_mod
 
 DEFAULTS: dict[str, Any] = {
@@ -116,6 +117,8 @@ def _resolve(root: Path, value: str | Path, origin: str | None) -> Path:
 
 
 def _validate(file: Path, data: dict[str, Any]) -> None:
+    if fastpath.is_valid(data, "config"):  # most settings are; jsonschema is not imported
+        return
     errors = list(schema_mod.validator("config").iter_errors(data))
     if not errors:
         return

@@ -32,6 +32,7 @@ from roofgen.model import Specs
 from roofgen.problems import Problem, Severity, sort_problems
 from roofgen.spec import check_cache, quantity, schema
 from roofgen.spec.load import load
+from roofgen.spec.result_cache import ResultCache
 from roofgen.spec.yamlload import Document, load_file, load_text
 
 
@@ -91,6 +92,7 @@ def check(
     display_root: Path | None = None,
     cache_dir: Path | None = None,
     on_miss: Callable[[], object] | None = None,
+    problems_only: bool = False,
 ) -> CheckResult:
     """Load, validate and analyse the specs under ``paths``; collect every problem.
 
@@ -100,6 +102,11 @@ def check(
     starts, unless a recent check of byte-identical inputs (spec files, rules file,
     thresholds, and roofgen's own files) passed: a build starts its chart renderers
     then, since something changed.
+
+    With ``problems_only`` (`roofgen check`) and ``cache_dir``, the findings of case
+    files unchanged since an earlier check come from the cache too
+    (:mod:`roofgen.spec.result_cache`): those cases are neither built nor analysed,
+    and the result holds the problems only (no specs, no analysis).
     """
     if cache_dir is None:
         if on_miss is not None:
@@ -110,7 +117,7 @@ def check(
         on_miss()
     units = Path(cache_dir) / f"units-{check_cache.roofgen_digest()[:16]}.json"
     held = quantity.read_unit_table(units)
-    result = _check(paths, thresholds, rules_file, display_root, cache_dir)
+    result = _check(paths, thresholds, rules_file, display_root, cache_dir, problems_only)
     quantity.write_unit_table(units, held)
     if not result.failed():
         check_cache.remember(cache_dir, key)
@@ -123,9 +130,9 @@ def _check(
     rules_file: Path | None,
     display_root: Path | None,
     cache_dir: Path | None = None,
+    problems_only: bool = False,
 ) -> CheckResult:
-    loaded = load(paths, display_root=display_root, cache_dir=cache_dir)
-    problems = list(loaded.problems)
+    problems: list[Problem] = []
     rules = shipped_rules()
     ruleset = shipped_ruleset()
     if rules_file is not None:
@@ -135,17 +142,29 @@ def _check(
             rules = merge_rules(rules, rules_from_data(team.data))
             ruleset, found = team_ruleset(ruleset, team)
             problems += found
+    known = None
+    if problems_only and cache_dir is not None and not problems:
+        known = ResultCache(cache_dir, repr((1, thresholds, rules)))
+    loaded = load(paths, display_root=display_root, cache_dir=cache_dir,
+                  known=known.known if known is not None else None)  # fmt: skip
+    problems += loaded.problems
     if loaded.specs is None or any(p.severity is Severity.ERROR for p in problems):
         return CheckResult(loaded.files, sort_problems(problems), None, None)
     analysis = analyse(loaded.specs, thresholds)
     findings = plausibility_check(loaded.specs, analysis, rules)
     findings += check_cases(loaded.specs, analysis, rules)
+    by_case: dict[str, list[Problem]] = {c.id: [] for c in loaded.specs.cases}
     for finding in findings:
         doc = loaded.case_documents[finding.case]
         severity = Severity.WARNING if finding.severity == "warning" else Severity.NOTE
-        problems.append(
+        by_case[finding.case].append(
             doc.problem(finding.path, finding.message, severity=severity, code=finding.rule)
         )
+    for case_problems in by_case.values():
+        problems += case_problems
+    if known is not None:
+        problems += known.remember(loaded.case_keys, loaded.skipped, by_case)
+        return CheckResult(loaded.files, sort_problems(problems), None, None)
     return CheckResult(
         loaded.files, sort_problems(problems), loaded.specs, analysis, tuple(findings), ruleset
     )

@@ -285,9 +285,27 @@ def test_an_unwritable_user_cache_only_costs_time(project, capsys) -> None:
     assert (project / "second" / "index.html").is_file()
 
 
-def test_check_keeps_no_cache(project, capsys) -> None:
+def _files(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")}
+
+
+def test_check_keeps_its_cache_in_the_users_cache_folder_only(project, capsys) -> None:
+    """`roofgen check` reuses what an earlier check learnt, from the project's folder in
+    the user's cache (owner-only), and writes nothing into the project."""
+    before = _files(project)
     assert main(["check", "specs"]) == 0
-    assert not user_cache_root().exists()  # check keeps no cache
+    assert _files(project) == before
+    entries = [p for p in user_cache_root().rglob("*") if p.is_file()]
+    assert entries and all(stat.S_IMODE(p.stat().st_mode) & 0o077 == 0 for p in entries)
+    folder = project_folder(project)  # no settings file: the output's folder, the project
+    assert {p.parent.name for p in entries} >= {"documents", "results"}
+    assert all(p.is_relative_to(folder) for p in entries)
+
+
+def test_check_without_the_cache_keeps_none(project, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("ROOFGEN_NO_CACHE", "1")
+    assert main(["check", "specs"]) == 0
+    assert not user_cache_root().exists()
 
 
 @pytest.mark.slow  # a build with a fresh bundle: ~8 s

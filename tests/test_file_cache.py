@@ -259,3 +259,23 @@ def test_entries_of_any_other_shape_are_ignored_and_rewritten(specs, tmp_path, p
     assert _entries(cache) == names
     for path in (cache / "documents").iterdir():
         assert json.loads(path.read_bytes())["roofgen_document"] == 1  # written again
+
+
+def test_a_cached_document_holds_one_string_per_distinct_key(tmp_path) -> None:
+    """JSON makes a new string for every occurrence of a key in the positions' paths;
+    the cache keeps one per distinct key, or the positions of 1,000 cases cost some
+    180 MB more than a parse's."""
+    from roofgen.spec.yamlload import load_file
+
+    source = ROOT / "specs" / "cases" / "gemm-large.yaml"
+    doc, _ = load_file(source, source.name)
+    assert doc is not None
+    back = _round_trip(tmp_path, source, doc, doc.data["kind"])
+    assert back is not None
+    for table in (back[0].positions, back[0].key_positions):
+        keys = [k for path in table for k in path if isinstance(k, str)]
+        by_text = {}
+        for k in keys:
+            by_text.setdefault(k, set()).add(id(k))
+        assert len(keys) > len(by_text)  # keys do repeat across paths
+        assert all(len(ids) == 1 for ids in by_text.values())

@@ -102,3 +102,44 @@ def test_no_cache_always_runs_mkdocs(tmp_path):
         result = build_site([root / "specs"], make_settings(root, **SITE), root / "site",
                             use_cache=False)  # fmt: skip
         assert result.ok and "mkdocs" in result.timings
+
+
+def test_nothing_changed_is_answered_from_the_record_without_a_check(tmp_path):
+    """A build whose inputs (specs, settings, team files, roofgen) are those of the last
+    build neither checks nor writes a page, and reports what that build reported."""
+    root = _project(tmp_path)
+    first = _build(root)
+    before = _tree(root / "site")
+    again = _build(root)
+    assert "check" in first.timings and "check" not in again.timings
+    assert [p.format() for p in again.problems] == [p.format() for p in first.problems]
+    assert again.problems  # the minimal case's notes, reported again
+    assert _tree(root / "site") == before
+
+
+def test_a_changed_setting_or_team_page_is_built(tmp_path):
+    root = _project(tmp_path)
+    page = root / "extra.md"
+    page.write_text("# Our notes\n\nFirst words.\n", encoding="utf-8")
+
+    def build(**site):
+        result = build_site([root / "specs"], make_settings(root, **{**SITE, **site}),
+                            root / "site", cache_dir=root / "cache")  # fmt: skip
+        assert result.ok, [p.format() for p in result.problems]
+        return result
+
+    build(extra_pages=["extra.md"])
+    assert "check" not in build(extra_pages=["extra.md"]).timings
+    renamed = build(extra_pages=["extra.md"], name="Renamed")
+    assert "check" in renamed.timings
+    assert "Renamed" in (root / "site" / "index.html").read_text(encoding="utf-8")
+    page.write_text("# Our notes\n\nSecond words.\n", encoding="utf-8")
+    assert "check" in build(extra_pages=["extra.md"], name="Renamed").timings
+    pages = (root / "site" / "pages").rglob("*.html")
+    assert any("Second words" in p.read_text(encoding="utf-8") for p in pages)
+
+
+def test_a_strict_build_is_not_answered_by_a_lenient_one(tmp_path):
+    root = _project(tmp_path)
+    _build(root)
+    assert "check" in _build(root, strict=True).timings

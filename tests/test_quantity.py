@@ -304,3 +304,33 @@ def test_the_units_kept_are_bounded(monkeypatch) -> None:
     ]
     assert values == [2e9, 2e12, 2e6]
     assert list(quantity._TABLE) == ["GB/s", "TB/s"]
+
+
+def test_a_load_parses_each_quantity_text_once_per_dimension(monkeypatch):
+    """The schema's format check, the checks across files and the model build all read
+    a spec's quantities; within one load each text is parsed once per dimension (a
+    cache of a spec's documents is not used, so the format check runs too)."""
+    from collections import Counter
+    from pathlib import Path
+
+    from roofgen.spec import load as load_module
+    from roofgen.spec import quantity
+
+    parsed: Counter[tuple[str, str]] = Counter()
+    real = quantity._parse_quantity
+
+    def counting(value, dimension):
+        if isinstance(value, str):
+            parsed[(value, dimension)] += 1
+        return real(value, dimension)
+
+    monkeypatch.setattr(quantity, "_parse_quantity", counting)
+    specs = Path(__file__).parent / "cases" / "valid" / "minimal"
+    result = load_module.load([specs])
+    assert result.specs is not None and result.specs.cases[0].id == "pts"
+    assert parsed[("1.1 ms", "time")] == 1  # read by the format check, timestats and build
+    assert parsed[("1.5 TB/s", "bandwidth")] == 1
+    assert set(parsed.values()) == {1}
+    # Outside a load nothing is kept: parsing again parses.
+    quantity.parse_quantity("1.1 ms", "time")
+    assert parsed[("1.1 ms", "time")] == 2

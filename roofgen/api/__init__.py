@@ -140,17 +140,30 @@ def build_site(
     started as soon as the check knows that a spec changed (a cache miss), so that they
     are warm when the charts are known; otherwise no renderer is started. The caches are
     the project's folder in the user's cache, or ``cache_dir`` unless git tracks files in
-    it (see :mod:`roofgen.site.cachedir`); none with ``use_cache=False``. MkDocs runs
-    only when a page changed, or with ``clean``. Options: see the site build.
+    it (see :mod:`roofgen.site.cachedir`); none with ``use_cache=False``. A build whose
+    inputs are those of the last build into ``output`` keeps its site without a check
+    (:mod:`roofgen.site.unchanged`); MkDocs runs only when a page changed; ``clean``
+    builds everything. Options: see the site build.
     """
     import contextlib
 
-    from roofgen.site import build, cachedir
+    from roofgen.site import build, cachedir, unchanged
     from roofgen.site.renderers import Renderers
 
     output = Path(output).absolute()
     cache = cachedir.choose(settings, output, cache_dir, use_cache)
     timings: dict[str, float] = {}
+    sources = kept = None
+    with build.StepClock(timings)("unchanged"):  # nothing changed: the site as it is
+        if cache.folder is not None and not markdown_only:
+            sources = _sources(paths, settings, output, strict)
+        if sources is not None and not clean:
+            kept = unchanged.kept_build(cache.folder, output, sources, settings,
+                                        quiet=quiet, strict=strict)  # fmt: skip
+    if kept is not None:
+        kept.notes[:0] = cache.notes
+        kept.timings.update(timings)
+        return kept
     if progress is not None:
         progress("checking specs", 0, 0)
     renderers = None
@@ -171,8 +184,28 @@ def build_site(
             )
         return build.build_site(
             checked, settings, output, markdown_only, quiet, strict, cache=cache, clean=clean,
-            renderers=renderers, progress=progress, timings=timings,
+            renderers=renderers, progress=progress, timings=timings, sources=sources,
         )  # fmt: skip
+
+
+def _sources(paths: Sequence[Path], settings: Settings, output: Path, strict: bool) -> str | None:
+    """The digest of a build's inputs (:mod:`roofgen.site.unchanged`), None where a
+    team file cannot be read: the build runs and reports it."""
+    from roofgen.site.errors import BuildError
+    from roofgen.site.unchanged import sources_digest
+
+    try:
+        return sources_digest(paths, settings, output, strict=strict)
+    except (OSError, BuildError):
+        return None
+
+
+def project_cache(settings: Settings) -> Path | None:
+    """The project's cache folder (:func:`roofgen.site.cachedir.choose`: the user's
+    cache, owner-only, never in the repository), None where it cannot be used."""
+    from roofgen.site import cachedir
+
+    return cachedir.choose(settings, Path(settings.output).absolute(), None, True).folder
 
 
 def schema_names() -> tuple[str, ...]:

@@ -31,7 +31,7 @@ from roofgen.commands.common import (
 def check_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, strict: bool,
               quiet: bool, verbose: bool) -> None:  # fmt: skip
     """Validate spec files (default: the configured specs folder)."""
-    result = run_check(paths, strict, quiet, verbose)
+    result = run_check(paths, strict, quiet, verbose, problems_only=True)
     failed = result.failed(strict)
     if fmt == "json":
         doc = {

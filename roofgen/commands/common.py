@@ -131,9 +131,22 @@ def write_output(text: str | Iterable[str], output: str, force: bool) -> None:
     write_file(target, text)
 
 
-def run_check(paths: tuple[str, ...], strict: bool, quiet: bool, verbose: bool,
-              verb: str = "check") -> Any:  # fmt: skip
-    from roofgen.api import check
+def run_check(
+    paths: tuple[str, ...],
+    strict: bool,
+    quiet: bool,
+    verbose: bool,
+    verb: str = "check",
+    problems_only: bool = False,
+) -> Any:
+    """The check of ``paths`` (default: the configured specs), its problems reported,
+    with a progress line off a terminal (``verb`` names the step). Files unchanged since
+    an earlier check come from the project's cache, as a build's do (the user's cache
+    folder, owner-only, out of the repository); set ``ROOFGEN_NO_CACHE=1`` to check
+    without it. ``problems_only``: the verb reads only the problems (`check`), so the
+    findings of unchanged case files come from the cache too and the result holds no
+    analysis."""
+    from roofgen.api import check, project_cache
 
     settings = current_settings()
     progress = start_progress(quiet, verb)
@@ -145,6 +158,8 @@ def run_check(paths: tuple[str, ...], strict: bool, quiet: bool, verbose: bool,
             thresholds=settings.thresholds,
             rules_file=settings.rules,
             display_root=Path.cwd(),
+            cache_dir=None if os.environ.get("ROOFGEN_NO_CACHE") else project_cache(settings),
+            problems_only=problems_only,
         )
     finally:
         end_progress(progress)

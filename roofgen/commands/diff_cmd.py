@@ -8,7 +8,6 @@ the working tree is not touched, and ``.gitattributes`` cannot hide a file).
 from __future__ import annotations
 
 import contextlib
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,6 +106,8 @@ def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool,
 def _side(spec: str, settings: Any, progress: Any = None) -> Iterator[tuple[Any, Any, Any]]:
     """Load one side: a folder, or git:REV exported to a temporary folder; its
     :class:`~roofgen.review.comment.Side` (with the commit), specs and analysis."""
+    import tempfile
+
     from roofgen.api import analyse, check
     from roofgen.model import Specs
     from roofgen.review.comment import Side

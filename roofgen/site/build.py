@@ -94,6 +94,7 @@ def build_site(
     renderers: Renderers | None = None,
     progress: ProgressFn | None = None,
     timings: dict[str, float] | None = None,
+    sources: str | None = None,
 ) -> BuildResult:
     """Build the site of the checked specs ``checked`` into ``output``.
 
@@ -110,7 +111,9 @@ def build_site(
     :mod:`roofgen.site.cachedir`). ``timings`` holds the seconds of steps the caller
     already took (the check). MkDocs does not run when its input is that of the last
     build into ``output`` and the output holds what that build wrote
-    (:mod:`roofgen.site.lastbuild`), unless ``clean``.
+    (:mod:`roofgen.site.lastbuild`), unless ``clean``. ``sources``, the digest of the
+    build's own inputs (:mod:`roofgen.site.unchanged`), is recorded with the site, so
+    that a build of the same inputs can keep it without a check.
     """
     output = Path(output).absolute()
     result = BuildResult(ok=False, output=output, timings=dict(timings or {}))
@@ -181,6 +184,7 @@ def build_site(
             # Written: let go of the pages and charts before MkDocs holds its own copy.
             del charts, rendered, pages, svgs
             inputs, warnings = None, []  # no HTML: nothing to remember
+            report: lastbuild.Kept | None = None
             if markdown_only:
                 tree = docs
             else:
@@ -201,7 +205,8 @@ def build_site(
                     )
                 epoch = source_date_epoch(ctx.newest_date)
                 inputs = lastbuild.inputs_digest(stage, strict=strict, epoch=epoch)
-                if not clean and _kept(result, cache, inputs, strict):
+                report = lastbuild.Kept(checked.problems, [], result.pages, result.charts)
+                if not clean and _kept(result, cache, inputs, strict, sources, report):
                     return _built(result, site, markdown_only, quiet)
                 tell("building HTML with MkDocs", 0, 0)
                 tree = stage / "site"
@@ -216,7 +221,7 @@ def build_site(
             with clock("swap"):
                 swap(tree, output)
             with clock("write"):
-                lastbuild.remember(cache.folder, output, inputs, warnings)
+                lastbuild.remember(cache.folder, output, inputs, warnings, sources, report)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         where = f" ({exc.filename})" if exc.filename else ""
@@ -243,12 +248,22 @@ def _built(
     return result
 
 
-def _kept(result: BuildResult, cache: Cache, inputs: str, strict: bool) -> bool:
+def _kept(
+    result: BuildResult,
+    cache: Cache,
+    inputs: str,
+    strict: bool,
+    sources: str | None,
+    report: lastbuild.Kept,
+) -> bool:
     """Whether the site in the output is what MkDocs would write from ``inputs`` (then
-    the result says so, with that build's MkDocs warnings)."""
+    the result says so, with that build's MkDocs warnings, and the record learns the
+    build's ``sources``)."""
     kept = lastbuild.keep(cache.folder, result.output, inputs)
     if kept is None:
         return False
+    if sources is not None:
+        lastbuild.remember(cache.folder, result.output, inputs, kept, sources, report)
     result.problems += _mkdocs_problems(kept, strict)
     result.notes.append(
         "no page changed since the last build: the site was kept as it is "

@@ -11,6 +11,11 @@ build wrote: the output is kept as it is only if its files are exactly those, so
 folder edited or force-added since is built again, never published as if built. The
 record is inert JSON, read back only if it has exactly the shape written; anything else
 is a miss. With no cache, or ``--clean``, MkDocs always runs.
+
+The record also holds the digest of roofgen's own inputs to that build (``sources``,
+see :mod:`roofgen.site.unchanged`), the check's problems and the counts of pages and
+charts, so that a build whose inputs are all unchanged is answered from it without
+checking, analysing or writing a page.
 """
 
 from __future__ import annotations
@@ -19,15 +24,29 @@ import hashlib
 import json
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from roofgen.files import write_cache_entry
+from roofgen.problems import Problem
+from roofgen.spec.result_cache import is_row, problem, row
 from roofgen.version import versions
 
-__all__ = ["Record", "inputs_digest", "keep", "remember"]
+__all__ = ["Kept", "Record", "inputs_digest", "keep", "remember"]
 
-_FORMAT = 1
+_FORMAT = 2
+_FIELDS = {"roofgen_build", "inputs", "warnings", "files", "sources", "problems", "counts"}
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What the record says of the build that made the site in the output."""
+
+    problems: list[Problem]  # the check's
+    warnings: list[str]  # MkDocs'
+    pages: int
+    charts: int
 
 
 def inputs_digest(stage: Path, *, strict: bool, epoch: int) -> str:
@@ -59,28 +78,65 @@ class Record:
             return None
         return list(entry["warnings"])
 
-    def remember(self, inputs: str, warnings: list[str]) -> None:
-        """Record the site now in the output, built from ``inputs``."""
+    def unchanged(self, sources: str) -> Kept | None:
+        """What the last build reported if it was made from the same ``sources`` (see
+        :mod:`roofgen.site.unchanged`) and the output still holds exactly the files it
+        wrote; else None (build it)."""
+        entry = self._read()
+        if entry is None or entry["sources"] != sources:
+            return None
+        if _tree(self.output) != entry["files"]:
+            return None
+        problems = [problem(r) for r in entry["problems"]]
+        pages, charts = entry["counts"]
+        return Kept(problems, list(entry["warnings"]), pages, charts)
+
+    def remember(
+        self,
+        inputs: str,
+        warnings: list[str],
+        sources: str | None = None,
+        kept: Kept | None = None,
+    ) -> None:
+        """Record the site now in the output, built from ``inputs`` (and, with
+        ``sources``, what the build reported: ``kept``)."""
         files = _tree(self.output)
         if files is None:
             return
-        entry = {"roofgen_build": _FORMAT, "inputs": inputs, "warnings": warnings, "files": files}
+        problems = [row(p) for p in kept.problems] if kept is not None else []
+        counts = [kept.pages, kept.charts] if kept is not None else [0, 0]
+        entry = {
+            "roofgen_build": _FORMAT,
+            "inputs": inputs,
+            "warnings": warnings,
+            "files": files,
+            "sources": sources if kept is not None else None,
+            "problems": problems,
+            "counts": counts,
+        }
         write_cache_entry(self.path, json.dumps(entry, sort_keys=True))
 
     def _read(self) -> dict[str, Any] | None:
         try:
             entry = json.loads(self.path.read_bytes())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None
         ok = (
             isinstance(entry, dict)
-            and set(entry) == {"roofgen_build", "inputs", "warnings", "files"}
+            and set(entry) == _FIELDS
+            and type(entry["roofgen_build"]) is int
             and entry["roofgen_build"] == _FORMAT
             and isinstance(entry["inputs"], str)
             and isinstance(entry["warnings"], list)
             and all(isinstance(w, str) for w in entry["warnings"])
             and isinstance(entry["files"], dict)
             and all(isinstance(v, str) for v in entry["files"].values())
+            and (entry["sources"] is None or isinstance(entry["sources"], str))
+            and isinstance(entry["problems"], list)
+            and all(is_row(r) for r in entry["problems"])
+            and isinstance(entry["counts"], list)
+            and len(entry["counts"]) == 2
+            and all(type(n) is int and n >= 0 for n in entry["counts"])
         )
         return entry if ok else None
 
@@ -90,11 +146,18 @@ def keep(folder: Path | None, output: Path, inputs: str) -> list[str] | None:
     return None if folder is None else Record(folder, output).keep(inputs)
 
 
-def remember(folder: Path | None, output: Path, inputs: str | None, warnings: list[str]) -> None:
+def remember(
+    folder: Path | None,
+    output: Path,
+    inputs: str | None,
+    warnings: list[str],
+    sources: str | None = None,
+    kept: Kept | None = None,
+) -> None:
     """:meth:`Record.remember`; nothing without a cache folder or ``inputs`` (a build
     that wrote no HTML)."""
     if folder is not None and inputs is not None:
-        Record(folder, output).remember(inputs, warnings)
+        Record(folder, output).remember(inputs, warnings, sources, kept)
 
 
 def _tree(root: Path) -> dict[str, str] | None:

@@ -25,7 +25,7 @@ from typing import Any
 from roofgen.spec.quantity import QuantityError, parse_quantity
 
 #: Schemas with a generated validator (``roofgen.spec.validatorgen.KINDS``).
-KINDS = ("machine", "case", "rules")
+KINDS = ("machine", "case", "rules", "config")
 
 
 def format_check(name: str) -> Callable[[str], bool]:

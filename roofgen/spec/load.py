@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +13,8 @@ from roofgen.problems import Problem, Severity
 from roofgen.spec import build, crossrefs, schema
 from roofgen.spec import library as machine_library
 from roofgen.spec.file_cache import DocumentCache
+from roofgen.spec.quantity import parsed_once
+from roofgen.spec.result_cache import machines_digest
 from roofgen.spec.yamlload import Document, load_bytes, load_file
 
 SPEC_SUFFIXES = (".yaml", ".yml")
@@ -25,6 +27,10 @@ class LoadResult:
     problems: list[Problem]
     files: tuple[str, ...]
     case_documents: dict[str, Document] = field(default_factory=dict)
+    # With ``known``: each case's (document key, machines digest), and the ids of the
+    # cases ``known`` said not to build.
+    case_keys: dict[str, tuple[str, str]] = field(default_factory=dict)
+    skipped: frozenset[str] = frozenset()
 
     @property
     def ok(self) -> bool:
@@ -58,14 +64,31 @@ def discover(
 
 
 def load(
-    paths: Sequence[Path], *, display_root: Path | None = None, cache_dir: Path | None = None
+    paths: Sequence[Path],
+    *,
+    display_root: Path | None = None,
+    cache_dir: Path | None = None,
+    known: Callable[[str, str], bool] | None = None,
 ) -> LoadResult:
     """Load and check every spec under ``paths``; collect every problem.
 
     With ``cache_dir``, files unchanged since an earlier check are not parsed and
     validated again (see :mod:`roofgen.spec.file_cache`); the checks across files
-    always run.
+    always run. With it and ``known(document_key, machines_digest)``, a case for which
+    ``known`` is true is checked across files but not built: it is left out of the
+    specs (`roofgen check` knows its findings, :mod:`roofgen.spec.result_cache`).
+    Each quantity text is parsed once (:func:`roofgen.spec.quantity.parsed_once`).
     """
+    with parsed_once():
+        return _load(paths, display_root, cache_dir, known)
+
+
+def _load(
+    paths: Sequence[Path],
+    display_root: Path | None,
+    cache_dir: Path | None,
+    known: Callable[[str, str], bool] | None,
+) -> LoadResult:
     files, problems = discover(paths, display_root)
     docs: list[tuple[Document, str]] = []
     broken_machines: set[str] = set()  # ids of machine files with errors of their own
@@ -96,7 +119,7 @@ def load(
     if cache is not None:
         cache.prune()
     names = tuple(_display(p, display_root) for p in files)
-    return load_documents(docs, problems, broken_machines, names)
+    return load_documents(docs, problems, broken_machines, names, cache=cache, known=known)
 
 
 def parse_bytes(raw: bytes, shown: str) -> tuple[tuple[Document, str] | None, list[Problem]]:
@@ -117,8 +140,12 @@ def load_documents(
     problems: list[Problem],
     broken_machines: set[str],
     names: tuple[str, ...],
+    *,
+    cache: DocumentCache | None = None,
+    known: Callable[[str, str], bool] | None = None,
 ) -> LoadResult:
-    """Parsed, schema-valid documents checked across files and built into ``Specs``."""
+    """Parsed, schema-valid documents checked across files and built into ``Specs``
+    (``cache`` and ``known``: see :func:`load`)."""
     problems = list(problems)
     machines_docs = _index(docs, "machine", problems)
     case_docs = _index(docs, "case", problems)
@@ -138,8 +165,27 @@ def load_documents(
     machines: dict[str, Machine] = {
         i: build.machine(d.data, d.file) for i, d in machines_docs.items()
     }
-    cases: tuple[Case, ...] = tuple(build.case(d.data, d.file) for d in case_docs.values())
-    return LoadResult(Specs(machines, cases), problems, names, case_docs)
+    keys = _case_keys(cache, case_docs, machine_data) if known is not None else {}
+    skipped = frozenset(i for i, k in keys.items() if known is not None and known(*k))
+    cases: tuple[Case, ...] = tuple(
+        build.case(d.data, d.file) for i, d in case_docs.items() if i not in skipped
+    )
+    return LoadResult(Specs(machines, cases), problems, names, case_docs, keys, skipped)
+
+
+def _case_keys(
+    cache: DocumentCache | None, case_docs: dict[str, Document], machines: dict[str, object]
+) -> dict[str, tuple[str, str]]:
+    """Each case's document key and the digest of the machines (none without a cache)."""
+    digest = machines_digest(machines) if cache is not None else None
+    if cache is None or digest is None:
+        return {}
+    out = {}
+    for ident, doc in case_docs.items():
+        key = cache.key_of(doc.file)
+        if key is not None:
+            out[ident] = (key, digest)
+    return out
 
 
 _SNIFF_KIND = re.compile(r"^kind:\s*['\"]?machine\b", re.MULTILINE)

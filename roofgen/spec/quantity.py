@@ -18,9 +18,11 @@ a grid's blocks) to :data:`MAX_COUNT`, 2^53, the largest integer a float holds e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation, Overflow, localcontext
 from functools import cache, lru_cache
@@ -250,6 +252,24 @@ def dimension_name(dims: tuple[tuple[str, int], ...]) -> str | None:
     return None
 
 
+# Quantities already parsed during one load (see parsed_once), by text and dimension.
+_PARSED: dict[tuple[str, str], float] | None = None
+_PARSED_KEPT = 1 << 17  # at most this many (some 20 MB): beyond, parsed again
+
+
+@contextlib.contextmanager
+def parsed_once() -> Iterator[None]:
+    """Within this block, a quantity text is parsed once per dimension: the schema's
+    format check, the checks across files and the model build each read it, and all but
+    the first take its value from a table that is let go at the end of the block."""
+    global _PARSED
+    outer, _PARSED = _PARSED, _PARSED if _PARSED is not None else {}
+    try:
+        yield
+    finally:
+        _PARSED = outer
+
+
 def parse_quantity(value: Any, dimension: str) -> float:
     """Return ``value`` in SI base units of ``dimension``.
 
@@ -257,6 +277,17 @@ def parse_quantity(value: Any, dimension: str) -> float:
     ``"1.5 TB/s"``. Raises :class:`QuantityError` with a message that says
     what is expected.
     """
+    if _PARSED is not None and isinstance(value, str):
+        known = _PARSED.get((value, dimension))
+        if known is None:
+            known = _parse_quantity(value, dimension)
+            if len(_PARSED) < _PARSED_KEPT:
+                _PARSED[(value, dimension)] = known
+        return known
+    return _parse_quantity(value, dimension)
+
+
+def _parse_quantity(value: Any, dimension: str) -> float:
     expected = DIMENSIONS[dimension]
     example = EXAMPLES[dimension]
     if isinstance(value, bool):

@@ -15,11 +15,7 @@ import math
 import re
 from collections.abc import Iterator
 from functools import cache
-from typing import Any
-
-import jsonschema
-from jsonschema import Draft202012Validator, ValidationError
-from jsonschema.validators import extend
+from typing import TYPE_CHECKING, Any
 
 from roofgen.problems import Problem
 from roofgen.spec import fastpath
@@ -33,10 +29,15 @@ from roofgen.spec.quantity import (
 from roofgen.spec.schemafiles import ALL_SCHEMAS, load_schema
 from roofgen.spec.yamlload import Document, PathKey
 
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
+
 KINDS = ("machine", "case")
 
 
 def _x_quantity(validator: Any, spec: dict[str, Any], instance: Any, schema: Any) -> Iterator:
+    from jsonschema import ValidationError  # imported already: jsonschema calls this
+
     if not isinstance(instance, int | float | str) or isinstance(instance, bool):
         return  # the schema's "type" reports it
     if isinstance(instance, str) and PLACEHOLDER.match(instance):
@@ -86,6 +87,8 @@ def _placeholder(instance: str, spec: dict[str, Any], schema: dict[str, Any]) ->
 
 
 def _x_finite(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iterator:
+    from jsonschema import ValidationError  # imported already: jsonschema calls this
+
     if not enabled or not isinstance(instance, int | float) or isinstance(instance, bool):
         return
     if isinstance(instance, float) and not math.isfinite(instance):
@@ -97,13 +100,16 @@ def _x_finite(validator: Any, enabled: bool, instance: Any, schema: Any) -> Iter
         )
 
 
-_Validator = extend(Draft202012Validator, {"x-quantity": _x_quantity, "x-finite": _x_finite})
-
-
 @cache
 def validator(kind: str) -> Any:
-    schema = load_schema(kind)
-    return _Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    """jsonschema's validator of schema ``kind``, with roofgen's keywords. jsonschema is
+    imported here, on first use: a check of valid files never needs it (the fast path
+    accepts them), and it costs a tenth of a second or more to import."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
+
+    cls = extend(Draft202012Validator, {"x-quantity": _x_quantity, "x-finite": _x_finite})
+    return cls(load_schema(kind), format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
 def validate(doc: Document, kind: str) -> list[Problem]:
@@ -296,5 +302,7 @@ def _dedupe(problems: list[Problem]) -> list[Problem]:
 
 def check_schemas() -> None:
     """Raise if any shipped schema is not a valid Draft 2020-12 schema."""
+    from jsonschema import Draft202012Validator
+
     for kind in ALL_SCHEMAS:
-        jsonschema.Draft202012Validator.check_schema(load_schema(kind))
+        Draft202012Validator.check_schema(load_schema(kind))

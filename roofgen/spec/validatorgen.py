@@ -29,7 +29,7 @@ from typing import Any
 from roofgen.spec.schemafiles import load_schema
 
 #: The schemas the fast path validates, each with its generated module.
-KINDS = ("machine", "case", "rules")
+KINDS = ("machine", "case", "rules", "config")
 FOLDER = Path(__file__).resolve().parent / "validators"
 COMMAND = "python -m roofgen.spec.validatorgen"
 

@@ -250,7 +250,7 @@ def read_version(text: str) -> object:
         return None
     try:
         return yaml.safe_load(match.group(1).split("#")[0])
-    except (yaml.YAMLError, ValueError, RecursionError):  # 5,000 digits; a deep nest
+    except (yaml.YAMLError, ValueError, IndexError, RecursionError):  # 5,000 digits; a deep nest
         return match.group(1)
 
 

@@ -270,3 +270,51 @@ def test_prefill_has_no_kv_cache_option():
     launch = _launch(DECODE_WORK)
     options = precision_options(machine, launch, kernel, launch_bounds(machine, launch), "measured")
     assert [o.moves for o in options] == ["work"]
+
+
+def test_precision_roofs_are_at_the_launch_clock_and_say_so():
+    """H100 peaks are stated at 1830 MHz; a launch at 1098 MHz (0.6 of it) is measured
+    against 0.6 x 989 TFLOP/s of BF16, and the chart's roofs are drawn there, with the
+    clock in the subtitle. Without a recorded clock the roofs stay as stated."""
+    from roofgen.analysis.precision import precision_work
+    from roofgen.site.sections.precision import machine_ceilings
+
+    machine = build.machine(H100)
+    m = build.measurement(
+        {
+            "time": "1 ms",
+            "clocks": {"sm": "1098 MHz"},
+            "flops": {"tensor": {"bf16": "4e11 FLOP"}},
+            "bytes": {"hbm": "1 GB"},
+        }  # fmt: skip
+    )
+    (w,) = precision_work(machine, m)
+    assert w.peak_per_s == pytest.approx(989e12 * 1098 / 1830)
+    assert w.clock_hz == pytest.approx(1098e6)
+    assert w.share_of_peak == pytest.approx(4e14 / (989e12 * 0.6))
+    ceilings = {c.precision: c.value for c in machine_ceilings(machine, clock_hz=1098e6)}
+    assert ceilings["bf16"] == pytest.approx(989e12 * 0.6)
+    assert ceilings["fp32"] == pytest.approx(67e12 * 0.6)
+    unknown = build.measurement(
+        {"time": "1 ms", "flops": {"tensor": {"bf16": "4e11 FLOP"}}, "bytes": {"hbm": "1 GB"}}
+    )
+    (w,) = precision_work(machine, unknown)
+    assert w.peak_per_s == pytest.approx(989e12) and w.clock_hz is None
+
+
+def test_the_example_precision_charts_state_the_clock_of_their_roofs():
+    """softmax-fusion records 1410 MHz on every launch (the A100's roofs' own clock);
+    decode-launches-h100 records none."""
+    from roofgen.api import check
+    from roofgen.site.context import build_context
+
+    r = check([SPECS])
+    assert r.analysis is not None and r.specs is not None
+    ctx = build_context(r.analysis, r.specs.machines, name="t", findings=r.findings)
+    subtitles = {s.key: getattr(s.input, "subtitle", "") for s in ctx.charts}
+    assert subtitles["case:softmax-fusion:a100-40gb-sxm:precision"].endswith(
+        "roofs at 1.41 GHz, the launches' SM clock"
+    )
+    assert subtitles["case:decode-launches-h100:h100-sxm:precision"].endswith(
+        "roofs at their stated clocks (the launches' clock is not recorded)"
+    )

@@ -75,8 +75,10 @@ class PrecisionWork:
     ``work``: FLOP (OP for integer and transcendental work) of one call;
     ``intensity_per_byte``: work per device-memory byte (``None`` when the device bytes
     are unknown or zero); ``rate_per_s``: work / measured time; ``peak_per_s``: the
-    unit's peak at that precision (measured where present); ``share_of_peak``: the rate
-    over the peak.
+    unit's peak at that precision (measured where present) at the launch's SM clock, as
+    the bounds scale it; ``clock_hz``: that clock (None: the roof at the clock it is
+    stated at, because the launch's clock is unknown or the roof does not follow it);
+    ``share_of_peak``: the rate over the peak.
     """
 
     unit: str
@@ -86,6 +88,7 @@ class PrecisionWork:
     rate_per_s: float
     peak_per_s: float
     share_of_peak: float
+    clock_hz: float | None = None
 
 
 def precision_work(machine: Machine, m: Measurement) -> tuple[PrecisionWork, ...]:
@@ -103,7 +106,9 @@ def precision_work(machine: Machine, m: Measurement) -> tuple[PrecisionWork, ...
         for precision, amount in sorted(by_precision.items()):
             if amount <= 0:
                 continue
-            peak = unit.peaks[precision].value()
+            roof = unit.peaks[precision]
+            factor = roof.clock_factor(m.sm_clock_hz, roof.basis)
+            peak = roof.value() * factor
             out.append(
                 PrecisionWork(
                     unit_id,
@@ -113,6 +118,7 @@ def precision_work(machine: Machine, m: Measurement) -> tuple[PrecisionWork, ...
                     amount / t,
                     peak,
                     amount / peak / t,
+                    m.sm_clock_hz if factor != 1.0 or roof.clock_hz == m.sm_clock_hz else None,
                 )
             )
     return tuple(out)

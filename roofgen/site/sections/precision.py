@@ -22,14 +22,19 @@ from roofgen.site.sections.base import (
     precision_name,
     slot,
 )
-from roofgen.units import fmt_ratio, fmt_time
+from roofgen.units import fmt_frequency, fmt_ratio, fmt_time
 
 
 def machine_ceilings(
-    machine: Machine, units: set[str] | None = None, only: set[str] | None = None
+    machine: Machine,
+    units: set[str] | None = None,
+    only: set[str] | None = None,
+    clock_hz: float | None = None,
 ) -> tuple[Ceiling, ...]:
-    """Every peak of the machine (or of ``units``, at the precisions ``only`` names);
-    equal peaks of one unit and sparsity share a ceiling."""
+    """Every peak of the machine (or of ``units``, at the precisions ``only`` names), at
+    SM clock ``clock_hz`` where the roof follows it (None: at the clocks they are stated
+    at), scaled as the bounds scale them; equal peaks of one unit and sparsity share a
+    ceiling."""
     grouped: dict[tuple[str, float, str, bool], list[str]] = {}
     for unit in machine.compute:
         if units is not None and unit.id not in units:
@@ -37,7 +42,8 @@ def machine_ceilings(
         for precision, roof in unit.peaks.items():
             if only is not None and precision not in only:
                 continue
-            key = (unit.id, roof.value(), roof.basis, precision.endswith("-sparse"))
+            value = roof.value() * roof.clock_factor(clock_hz, roof.basis)
+            key = (unit.id, value, roof.basis, precision.endswith("-sparse"))
             grouped.setdefault(key, []).append(precision)
     out = []
     for (unit_id, value, basis, sparse), precisions in grouped.items():
@@ -74,6 +80,22 @@ def _short(name: str) -> str:
     """A unit's name without its parenthesis: ``FP16/BF16 pipe (non-tensor)`` → ``FP16/BF16
     pipe``."""
     return name.split(" (", 1)[0]
+
+
+def _clock(items: list[Item]) -> tuple[float | None, str]:
+    """The SM clock the case's roofs are drawn at, and how the chart says so: the
+    launches' clock where the analysis scaled their peaks to one clock, else the clocks
+    the roofs are stated at."""
+    clocks = {w.clock_hz for item in items for w in item.result.get(PrecisionResult).work}
+    known = {c for c in clocks if c is not None}
+    if len(known) == 1 and None not in clocks:
+        clock = known.pop()
+        return clock, f"roofs at {fmt_frequency(clock)}, the launches' SM clock"
+    if len(known) > 1:
+        return None, "roofs at their stated clocks (the launches ran at different clocks)"
+    if known:
+        return None, "roofs at their stated clocks (some launches' clock is not recorded)"
+    return None, "roofs at their stated clocks (the launches' clock is not recorded)"
 
 
 def used_precisions(items: list[Item]) -> set[str]:
@@ -206,23 +228,26 @@ def precision_section(
     title = f"Precision roofline of {case.case.title} on {machine.name}"
     used = used_precisions(items)
     special = "transcendental"
+    clock, said = _clock(items)
     inp = PrecisionInput(
         title=title,
-        subtitle="Precisions used and lower ones; tensor cores unless a unit is named",
-        ceilings=machine_ceilings(machine, only=used - {special}),
+        subtitle=f"Precisions used and lower ones; tensor cores unless a unit is named; {said}",
+        ceilings=machine_ceilings(machine, only=used - {special}, clock_hz=clock),
         memory_label=device.name if device else "",
         bandwidth=device.bandwidth.value() if device else None,
         points=tuple(p for p in points if p.precision != special),
         projections=tuple(_projections(items)),
-        other_ceilings=machine_ceilings(machine, only=_others(machine, used | {special})),
+        other_ceilings=machine_ceilings(
+            machine, only=_others(machine, used | {special}), clock_hz=clock
+        ),
     )
     charts = [slot(f"case:{case.case.id}:{machine.id}:precision", f"precision-{n}", title, inp)]
     if any(p.precision == special for p in points):
         sfu_title = f"Special-function work of {case.case.title} on {machine.name}"
         sfu = PrecisionInput(
             title=sfu_title,
-            subtitle="exp, log, rsqrt... on the special-function units, drawn apart",
-            ceilings=machine_ceilings(machine, only={special}),
+            subtitle=f"exp, log, rsqrt... on the special-function units, drawn apart; {said}",
+            ceilings=machine_ceilings(machine, only={special}, clock_hz=clock),
             memory_label=inp.memory_label,
             bandwidth=inp.bandwidth,
             points=tuple(p for p in points if p.precision == special),

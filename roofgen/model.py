@@ -308,6 +308,7 @@ class Variant:
     launches: tuple[Launch, ...]
     description: str = ""
     overlap: bool | None = None  # default for the launches' overlap
+    label: bool = False  # labelled directly in the charts, beside baseline and best
 
 
 @dataclass(frozen=True)

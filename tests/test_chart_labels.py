@@ -136,3 +136,56 @@ def test_gemm_precision_chart_projects_its_lower_precision_option(
     for j in main.projections:
         assert j.intensity_to > j.intensity_from and j.rate_to > j.rate_from
         assert j.rate_to == pytest.approx(j.rate_from * j.speedup)
+
+
+def _label_texts(spec: dict) -> set[str]:
+    """The direct point labels of a hierarchical roofline spec (its "labels" data)."""
+    return {row["text"] for row in spec.get("datasets", {}).get("labels", [])}
+
+
+def test_a_variant_the_case_marks_is_labelled_beside_baseline_and_best() -> None:
+    """Three variants at three speeds: the baseline and the best are labelled; the middle
+    one only when the case marks it (`label: true`)."""
+    from roofgen.charts.hierarchical import hierarchical_chart as roofline_chart
+    from roofgen.charts.inputs import ChartPoint, RoofLine, RooflineInput
+
+    roofs = (
+        RoofLine("hbm", "HBM", "memory", 1.5e12, "datasheet", "device"),
+        RoofLine("fp32", "FP32", "compute", 19.5e12, "datasheet", "compute"),
+    )
+    points = tuple(
+        ChartPoint("c", "k", v, "hbm", "device", 2.0, y, None, "memory-bound", "memory.hbm")
+        for v, y in (("slow", 0.5e12), ("middle", 1.2e12), ("fast", 2.9e12))
+    )
+    order = ("slow", "middle", "fast")
+    plain = _label_texts(roofline_chart(RooflineInput("t", roofs, points, order)))
+    assert plain == {"slow (baseline)", "fast (best)"}
+    marked = _label_texts(
+        roofline_chart(RooflineInput("t", roofs, points, order, labelled=("middle",)))
+    )
+    assert marked == {"slow (baseline)", "middle", "fast (best)"}
+
+
+def test_the_precision_charts_memory_roof_is_drawn_as_its_basis() -> None:
+    """Datasheet roofs dashed, measured ones solid: the memory roof too."""
+    from roofgen.charts.precision import PEAK_DASHES, precision_chart
+    from roofgen.charts.roofline_inputs import Ceiling
+
+    def memory_rule(basis: str) -> dict:
+        inp = PrecisionInput(
+            "t", "s", (Ceiling("fp32", "FP32 pipe", "fp32", "fp32", 19.5e12, "datasheet", False),),
+            "HBM", 1.5e12, (), bandwidth_basis=basis,
+        )  # fmt: skip
+        spec = precision_chart(inp)
+        layers = [layer for layer in _layers(spec) if layer.get("data", {}).get("name") == "memory"]
+        return next(layer for layer in layers if layer["mark"]["type"] == "rule")["mark"]
+
+    assert memory_rule("datasheet")["strokeDash"] == PEAK_DASHES["dense, datasheet"]
+    assert "strokeDash" not in memory_rule("measured")
+
+
+def _layers(spec: dict) -> list[dict]:
+    out = []
+    for layer in spec.get("layer", []):
+        out += _layers(layer) if "layer" in layer else [layer]
+    return out

@@ -136,6 +136,7 @@ class RooflineInput(ChartInput):
     """Everything one roofline chart shows.
 
     ``variant_order`` orders the variants of a kernel (``("baseline", "optimised")``);
+    ``labelled``: variants labelled directly beside the baseline and the best;
     when ``arrows`` is ``None`` the chart links consecutive variants of the same case,
     kernel and level in that order. Pass an explicit tuple (possibly empty) to choose.
     """
@@ -146,6 +147,7 @@ class RooflineInput(ChartInput):
     variant_order: tuple[str, ...] = ()
     arrows: tuple[Arrow, ...] | None = field(default=None)
     subtitle: str = ""
+    labelled: tuple[str, ...] = ()  # variants the case marks for a direct label
 
     def __post_init__(self) -> None:
         ids = [r.id for r in self.roofs]

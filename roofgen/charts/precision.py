@@ -177,6 +177,7 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
         x_start = xdom[0] / 1e3
         vis = max(xdom[0], ydom[0] / inp.bandwidth)
         text = f"{inp.memory_label} {fmt_si(inp.bandwidth, 'B/s', zeros=True)}"
+        text += " (measured)" if inp.bandwidth_basis == "measured" else ""
         taken = [
             Box(*plot.px(r["lx"], r["ly"]), text_width(r["text"], 11), 14) for r in ceilings
         ] + [Box(*plot.px(p.intensity, p.rate), 10, 10) for p in inp.points]
@@ -244,8 +245,11 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
         ),
     ]
     if memory:
+        rule = roof_rule("memory", "#D55E00", "Memory roof")
+        if inp.bandwidth_basis != "measured":  # drawn as the datasheet ceilings are
+            rule["mark"]["strokeDash"] = list(PEAK_DASHES["dense, datasheet"])
         layers += [
-            roof_rule("memory", "#D55E00", "Memory roof"),
+            rule,
             diagonal_label(
                 "memory",
                 "#D55E00",

@@ -103,6 +103,8 @@ class PrecisionInput(ChartInput):
     projections: tuple[Projection, ...] = ()
     #: The machine's other ceilings: hidden, shown by a toggle in the interactive chart.
     other_ceilings: tuple[Ceiling, ...] = ()
+    #: "measured" or "datasheet": the memory roof is drawn like a ceiling of that basis.
+    bandwidth_basis: str = "datasheet"
 
 
 # ----------------------------------------------------------------------------- instruction

@@ -220,6 +220,7 @@ def case_chart_inputs(
             points=_points(case, machine, names or {}),
             variant_order=order,
             subtitle=f"{machine.name}. {SUBTITLE}",
+            labelled=tuple(v.id for v in case.case.variants if v.label),
         )
         out.append((machine, inp))
     return out
@@ -484,4 +485,5 @@ def kernel_chart_input(
         points=_points(only, machine, names or {}),
         variant_order=tuple(v.id for v in case.case.variants),
         subtitle=f"{machine.name}. {SUBTITLE}",
+        labelled=tuple(v.id for v in case.case.variants if v.label),
     )

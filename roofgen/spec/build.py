@@ -199,6 +199,7 @@ def case(data: dict[str, Any], file: str = "") -> Case:
                 machine=v.get("machine", default_machine),
                 description=v.get("description", ""),
                 overlap=v.get("overlap"),
+                label=v.get("label", False),
                 launches=tuple(
                     Launch(
                         x["kernel"],

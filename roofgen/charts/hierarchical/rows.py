@@ -333,10 +333,11 @@ def point_labels(
     inp: RooflineInput, points: list[Row], roofs: list[Row], ridges: list[Row], plot: Plot
 ) -> list[Row]:
     """Direct labels of a fixed set of points: per kernel, its baseline (first variant in
-    ``variant_order``) and its best variant (highest FLOP/s), each on its device-memory
-    point (else its first), placed clear of the roof labels, of each other, of every point
-    and ridge marker; a label with no free place is left to the point's tooltip. Named by
-    variant, and by kernel too when the chart has several."""
+    ``variant_order``), its best variant (highest FLOP/s) and the variants the case marks
+    (``labelled``), each on its device-memory point (else its first), placed clear of the
+    roof labels, of each other, of every point and ridge marker; a label with no free
+    place is left to the point's tooltip. Named by variant, and by kernel too when the
+    chart has several."""
     order = {v: i for i, v in enumerate(inp.variant_order)}
     by_kernel: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for row in points:
@@ -352,7 +353,8 @@ def point_labels(
         variants = list(dict.fromkeys(r["variant"] for r in rows))
         first = min(variants, key=lambda v: (order.get(v, len(order)), variants.index(v)))
         best = max(variants, key=lambda v: (spot(v)["y"], -variants.index(v)))
-        for variant in dict.fromkeys((first, best)):
+        marked = [v for v in variants if v in inp.labelled]
+        for variant in dict.fromkeys((first, best, *marked)):
             role = "baseline" if variant == first and len(variants) > 1 else ""
             role = "best" if variant == best and variant != first else role
             name = f"{kernel} {variant}" if several else variant

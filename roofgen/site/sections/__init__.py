@@ -97,6 +97,7 @@ def machine_sections(result: MachineResult) -> tuple[Section, ...]:
         device.name if device else "",
         device.bandwidth.value() if device else None,
         (),
+        bandwidth_basis=device.bandwidth.basis if device else "datasheet",
     )
     out.append(
         Section(

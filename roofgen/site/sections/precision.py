@@ -235,6 +235,7 @@ def precision_section(
         ceilings=machine_ceilings(machine, only=used - {special}, clock_hz=clock),
         memory_label=device.name if device else "",
         bandwidth=device.bandwidth.value() if device else None,
+        bandwidth_basis=device.bandwidth.basis if device else "datasheet",
         points=tuple(p for p in points if p.precision != special),
         projections=tuple(_projections(items)),
         other_ceilings=machine_ceilings(
@@ -250,6 +251,7 @@ def precision_section(
             ceilings=machine_ceilings(machine, only={special}, clock_hz=clock),
             memory_label=inp.memory_label,
             bandwidth=inp.bandwidth,
+            bandwidth_basis=inp.bandwidth_basis,
             points=tuple(p for p in points if p.precision == special),
         )
         charts.append(

@@ -477,6 +477,11 @@ def validate_https___roofgen_dev_schemas_case_schema_json(data, custom_formats={
                             data__variants_item__description = data__variants_item["description"]
                             if not isinstance(data__variants_item__description, (str)):
                                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].description".format(**locals()) + " must be string")
+                        if "label" in data__variants_item_keys:
+                            data__variants_item_keys.remove("label")
+                            data__variants_item__label = data__variants_item["label"]
+                            if not isinstance(data__variants_item__label, (bool)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".variants[{data__variants_x}].label".format(**locals()) + " must be boolean")
                         if "overlap" in data__variants_item_keys:
                             data__variants_item_keys.remove("overlap")
                             data__variants_item__overlap = data__variants_item["overlap"]

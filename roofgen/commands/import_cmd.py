@@ -13,22 +13,16 @@ from roofgen.commands.common import (
     EXIT_USAGE,
     Failure,
     common,
-    current_settings,
     say,
     shown,
     write_output,
 )
+from roofgen.commands.importing import fail, machine_named, new_case_id, team_machines
 
 
 @click.group("import")
 def import_cmd() -> None:
     """Import Nsight Compute profiles (ncu) or ERT results (ert) into spec files."""
-
-
-def _fail(messages: list[str]) -> None:
-    for message in messages:
-        say(message, fg="red")
-    raise Failure(EXIT_INVALID)
 
 
 def _warn(warnings: list[str], quiet: bool, strict: bool) -> None:
@@ -43,16 +37,8 @@ def _warn(warnings: list[str], quiet: bool, strict: bool) -> None:
 def _inputs(files: tuple[str, ...]) -> list[Path]:
     missing = [f for f in files if not Path(f).is_file()]
     if missing:
-        _fail([f"{f}: no such file" for f in missing])
+        fail([f"{f}: no such file" for f in missing])
     return [Path(f) for f in files]
-
-
-def _case_id(output: str | None, given: str | None) -> str:
-    if given:
-        return given
-    stem = Path(output).stem if output and output != "-" else "imported"
-    ident = re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._")
-    return ident or "imported"
 
 
 @import_cmd.command("ncu")
@@ -155,7 +141,7 @@ def ncu_cmd(
         say(str(exc))
         raise Failure(EXIT_USAGE) from None
     paths = _inputs(files)
-    machine = _machine(machine_id)
+    machine = machine_named(machine_id)
     options = Options(
         variant=variant,
         clock_control=clock_control or "base",
@@ -172,7 +158,7 @@ def ncu_cmd(
             options.timing = read_timing(_inputs((timing,))[0])
         result = _run_ncu(paths, machine, output, into, options, case_id, title, only_mapped)
     except ImportFailure as exc:
-        _fail(exc.messages)
+        fail(exc.messages)
         return
     _warn(result.warnings, quiet, strict)
     _finish_ncu(result, machine, output, into, force, quiet)
@@ -193,29 +179,12 @@ def _run_ncu(
     if into is not None:
         target = Path(into)
         if not target.is_file():
-            _fail([f"{into}: no such file"])
-        return ncu.into_case(paths, machine, target, options, only_mapped, _other_machines())
+            fail([f"{into}: no such file"])
+        return ncu.into_case(paths, machine, target, options, only_mapped, team_machines())
     target_path = None if output in (None, "-") else Path(str(output))
     return ncu.new_case(
-        paths, machine, target_path, options, _case_id(output, case_id), title, only_mapped
+        paths, machine, target_path, options, new_case_id(output, case_id), title, only_mapped
     )
-
-
-def _other_machines() -> dict[str, dict[str, Any]]:
-    """Machine data of the team's specs, so a case naming several machines checks."""
-    from roofgen.api import load_file
-    from roofgen.machines.lookup import team_machine_files
-
-    out: dict[str, dict[str, Any]] = {}
-    try:
-        files = team_machine_files(list(current_settings().specs))
-    except Exception:
-        return out
-    for ident, path in files.items():
-        doc, _ = load_file(path)
-        if doc is not None and isinstance(doc.data, dict):
-            out[ident] = doc.data
-    return out
 
 
 def _finish_ncu(
@@ -240,15 +209,6 @@ def _finish_ncu(
     hint = ncu.pin_hint(machine)
     if hint:
         say(f"machine {machine.id} is roofgen's library machine, pinned as {hint}")
-
-
-def _machine(ident: str) -> Any:
-    from roofgen.machines.lookup import find_machine
-
-    machine, problems = find_machine(ident, list(current_settings().specs))
-    if machine is None:
-        _fail([p.format() if p.file else p.message for p in problems])
-    return machine
 
 
 @import_cmd.command("ert")
@@ -322,11 +282,11 @@ def ert_cmd(
             target=target,
         )
     except ImportFailure as exc:
-        _fail(exc.messages)
+        fail(exc.messages)
         return
     problems = ert.validate(imported.text)
     if problems:
-        _fail(["the machine file roofgen built does not check; please report:", *problems])
+        fail(["the machine file roofgen built does not check; please report:", *problems])
     _warn(imported.warnings, quiet, strict)
     write_output(imported.text, output, force)
     if not quiet and output != "-":

@@ -15,47 +15,16 @@ from roofgen.commands.common import (
     EXIT_USAGE,
     Failure,
     common,
-    current_settings,
     say,
     shown,
     write_output,
 )
-
-
-def _fail(messages: list[str]) -> None:
-    for message in messages:
-        say(message, fg="red")
-    raise Failure(EXIT_INVALID)
+from roofgen.commands.importing import fail, machine_named, new_case_id, team_machines
 
 
 def _usage(message: str) -> None:
     say(message)
     raise Failure(EXIT_USAGE)
-
-
-def _machine(ident: str) -> Any:
-    from roofgen.machines.lookup import find_machine
-
-    machine, problems = find_machine(ident, list(current_settings().specs))
-    if machine is None:
-        _fail([p.format() if p.file else p.message for p in problems])
-    return machine
-
-
-def _other_machines() -> dict[str, dict[str, Any]]:
-    from roofgen.api import load_file
-    from roofgen.machines.lookup import team_machine_files
-
-    out: dict[str, dict[str, Any]] = {}
-    try:
-        files = team_machine_files(list(current_settings().specs))
-    except Exception:
-        return out
-    for ident, path in files.items():
-        doc, _ = load_file(path)
-        if doc is not None and isinstance(doc.data, dict):
-            out[ident] = doc.data
-    return out
 
 
 def _target(output: str | None, into: str | None, variant: str | None) -> str:
@@ -67,14 +36,6 @@ def _target(output: str | None, into: str | None, variant: str | None) -> str:
     if not re.match(r"^[a-z0-9][a-z0-9._-]*$", variant):
         _usage(f"--variant {variant!r}: use lower-case letters, digits, '.', '_' and '-'")
     return variant
-
-
-def _case_id(output: str | None, given: str | None) -> str:
-    if given:
-        return given
-    stem = Path(output).stem if output and output != "-" else "imported"
-    ident = re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._")
-    return ident or "imported"
 
 
 def _maps(kernel_map: tuple[str, ...]) -> list[Any]:
@@ -104,19 +65,19 @@ def _run(
     from roofgen.importers.trace_case import into_case, new_case, summary_lines
 
     strict, quiet = flags
-    machine = _machine(machine_id)
+    machine = machine_named(machine_id)
     try:
         trace = read()
         if into is not None:
             if not Path(into).is_file():
-                _fail([f"{into}: no such file"])
-            result = into_case(trace, machine, Path(into), variant, _other_machines(), maps)
+                fail([f"{into}: no such file"])
+            result = into_case(trace, machine, Path(into), variant, team_machines(), maps)
         else:
             target = None if output in (None, "-") else Path(str(output))
-            ident = _case_id(output, case_id)
+            ident = new_case_id(output, case_id)
             result = new_case(trace, machine, target, ident, title, variant, maps)
     except ImportFailure as exc:
-        _fail(exc.messages)
+        fail(exc.messages)
         return
     for warning in result.warnings:
         if strict or not quiet:
@@ -140,7 +101,7 @@ def _run(
 def _inputs(file: str) -> Path:
     path = Path(file)
     if not path.is_file():
-        _fail([f"{file}: no such file"])
+        fail([f"{file}: no such file"])
     return path
 
 

@@ -117,6 +117,21 @@ def write_cache_entry(path: Path, data: str | bytes, *, replaces: str | None = N
                     old.unlink(missing_ok=True)
 
 
+def prune_cache_entries(folder: Path, prefix: str, suffix: str, keep: set[str]) -> None:
+    """Remove the entries ``PREFIX<key>SUFFIX`` of ``folder`` whose key is not in ``keep``
+    (and any other file starting with ``prefix``). A cache that cannot be pruned only
+    keeps more entries."""
+    try:
+        entries = list(folder.glob(f"{prefix}*"))
+    except OSError:
+        return
+    for entry in entries:
+        key = entry.name[len(prefix) : -len(suffix)]
+        if not (entry.name.endswith(suffix) and key in keep):
+            with contextlib.suppress(OSError):
+                entry.unlink(missing_ok=True)
+
+
 # --------------------------------------------------------------------------- the root
 
 

@@ -15,7 +15,6 @@ miss, and the entry is written again.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
 import json
@@ -24,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from roofgen.files import write_cache_entry
+from roofgen.files import prune_cache_entries, write_cache_entry
 from roofgen.spec.yamlload import MAX_FILE_BYTES, Document, PathKey
 from roofgen.version import __version__
 
@@ -76,16 +75,7 @@ class DocumentCache:
     def prune(self) -> None:
         """Remove the entries this check did not use (old versions of files, and the
         pickles of an older roofgen)."""
-        try:
-            entries = list(self.dir.glob(f"{_PREFIX}*"))
-        except OSError:
-            return
-        for entry in entries:
-            key = entry.name[len(_PREFIX) : -len(_SUFFIX)]
-            if not (entry.name.endswith(_SUFFIX) and key in self._used):
-                # A cache that cannot be pruned only keeps more entries.
-                with contextlib.suppress(OSError):
-                    entry.unlink(missing_ok=True)
+        prune_cache_entries(self.dir, _PREFIX, _SUFFIX, self._used)
 
     def _key(self, path: Path, display: str) -> str | None:
         try:

@@ -16,14 +16,13 @@ case, since it shows the results.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from roofgen.files import write_cache_entry
+from roofgen.files import prune_cache_entries, write_cache_entry
 from roofgen.problems import Problem, Severity
 
 __all__ = ["ResultCache", "is_row", "machines_digest", "problem", "row"]
@@ -124,15 +123,7 @@ class ResultCache:
 
     def prune(self) -> None:
         """Remove the entries this check did not use."""
-        try:
-            entries = list(self.dir.glob(f"{_PREFIX}*"))
-        except OSError:
-            return
-        for entry in entries:
-            key = entry.name[len(_PREFIX) : -len(_SUFFIX)]
-            if not (entry.name.endswith(_SUFFIX) and key in self._used):
-                with contextlib.suppress(OSError):
-                    entry.unlink(missing_ok=True)
+        prune_cache_entries(self.dir, _PREFIX, _SUFFIX, self._used)
 
 
 def machines_digest(machines: dict[str, Any]) -> str | None:

@@ -17,7 +17,13 @@ from roofgen.commands.common import (
     shown,
     write_output,
 )
-from roofgen.commands.importing import fail, machine_named, new_case_id, team_machines
+from roofgen.commands.importing import (
+    fail,
+    machine_named,
+    new_case_id,
+    team_machines,
+    write_imported,
+)
 
 
 @click.group("import")
@@ -190,15 +196,9 @@ def _run_ncu(
 def _finish_ncu(
     result: Any, machine: Any, output: str | None, into: str | None, force: bool, quiet: bool
 ) -> None:
-    from roofgen.api import write_edited
     from roofgen.importers import ncu
 
-    if into is not None:
-        write_edited(Path(into), result.text)
-        where = shown(Path(into))
-    else:
-        write_output(result.text, str(output), force)
-        where = "stdout" if output == "-" else shown(Path(str(output)))
+    where = write_imported(result.text, output, into, force)
     if quiet:
         return
     kernels = ", ".join(dict.fromkeys(result.kernels))

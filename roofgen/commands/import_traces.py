@@ -16,10 +16,14 @@ from roofgen.commands.common import (
     Failure,
     common,
     say,
-    shown,
-    write_output,
 )
-from roofgen.commands.importing import fail, machine_named, new_case_id, team_machines
+from roofgen.commands.importing import (
+    fail,
+    machine_named,
+    new_case_id,
+    team_machines,
+    write_imported,
+)
 
 
 def _usage(message: str) -> None:
@@ -60,7 +64,6 @@ def _run(
     force: bool,
     flags: tuple[bool, bool],
 ) -> None:
-    from roofgen.api import write_edited
     from roofgen.importers import ImportFailure
     from roofgen.importers.trace_case import into_case, new_case, summary_lines
 
@@ -85,12 +88,7 @@ def _run(
     if strict and result.warnings:
         say("--strict: warnings are errors; nothing was written", fg="red")
         raise Failure(EXIT_INVALID)
-    if into is not None:
-        write_edited(Path(into), result.text)
-        where = shown(Path(into))
-    else:
-        write_output(result.text, str(output), force)
-        where = "stdout" if output == "-" else shown(Path(str(output)))
+    where = write_imported(result.text, output, into, force)
     if quiet:
         return
     for line in summary_lines(trace):

@@ -7,9 +7,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from roofgen.commands.common import EXIT_INVALID, Failure, current_settings, say
+from roofgen.commands.common import (
+    EXIT_INVALID,
+    Failure,
+    current_settings,
+    say,
+    shown,
+    write_output,
+)
 
-__all__ = ["fail", "machine_named", "new_case_id", "team_machines"]
+__all__ = ["fail", "machine_named", "new_case_id", "team_machines", "write_imported"]
 
 
 def fail(messages: list[str]) -> None:
@@ -52,3 +59,15 @@ def new_case_id(output: str | None, given: str | None) -> str:
     stem = Path(output).stem if output and output != "-" else "imported"
     ident = re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-._")
     return ident or "imported"
+
+
+def write_imported(text: str, output: str | None, into: str | None, force: bool) -> str:
+    """Write an import: edit ``into`` in place (its layout kept), else write ``output``
+    ('-': stdout); returns where it went, for the message."""
+    from roofgen.api import write_edited
+
+    if into is not None:
+        write_edited(Path(into), text)
+        return shown(Path(into))
+    write_output(text, str(output), force)
+    return "stdout" if output == "-" else shown(Path(str(output)))

@@ -21,7 +21,7 @@ DEFAULTS: dict[str, Any] = {
     "specs": ["specs"],
     "output": "site",
     "thresholds": {"co_bound_margin": 0.15, "below_roofs_efficiency": 0.5},
-    "site": {"name": "Performance case studies"},
+    "site": {"name": "Performance case studies", "history": True, "static_charts": False},
 }
 
 

@@ -60,7 +60,9 @@ def test_static_charts_in_the_settings_file_and_on_the_command_line(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert load_settings(tmp_path).site.get("static_charts") is None
+    default = load_settings(tmp_path)
+    assert default.site["static_charts"] is False
+    assert default.origins["site.static_charts"] == "default"
     (tmp_path / "roofgen.toml").write_text("[site]\nstatic_charts = true\n", encoding="utf-8")
     assert load_settings(tmp_path).site["static_charts"] is True
     (tmp_path / "roofgen.toml").write_text('[site]\nstatic_charts = "yes"\n', encoding="utf-8")
@@ -72,7 +74,7 @@ def test_static_charts_in_the_settings_file_and_on_the_command_line(
     assert main([*args, "--static-charts", "-o", "static"]) == 0
     assert list((tmp_path / "static" / "assets" / "charts").glob("*.svg"))
     (tmp_path / "roofgen.toml").unlink()
-    assert load_settings(tmp_path).site.get("static_charts") is None  # the flag did not stick
+    assert load_settings(tmp_path).site["static_charts"] is False  # the flag did not stick
 
 
 def test_a_build_imports_no_altair(tmp_path: Path) -> None:

@@ -68,6 +68,21 @@ def _excerpt_plugins() -> tuple[Any, Any]:
     return Before(), After()
 
 
+def _anchor_plugin(raw: Any) -> Any:
+    """A plugin giving each page, right after its Markdown is converted, the anchor ids
+    of the raw HTML blocks :class:`RawHtmlExtension` stored unparsed (MkDocs validates
+    links to anchors against them)."""
+    from mkdocs.plugins import BasePlugin, event_priority
+
+    class Anchors(BasePlugin):
+        @event_priority(100)
+        def on_page_content(self, html: str, *, page: Any, config: Any, files: Any) -> str:
+            page.present_anchor_ids = page.present_anchor_ids | raw.take_anchor_ids()
+            return html
+
+    return Anchors()
+
+
 def source_date_epoch(newest_date: str) -> int:
     """SOURCE_DATE_EPOCH for MkDocs: midnight (UTC) of ``newest_date`` (the newest case
     date, ISO 8601), else 0."""
@@ -144,6 +159,8 @@ def run_mkdocs(config_file: Path, site_dir: Path, *, strict: bool, epoch: int) -
     from mkdocs.config import load_config
     from mkdocs.exceptions import Abort, ConfigurationError
 
+    from roofgen.site.rawhtml import RawHtmlExtension
+
     env = {"SOURCE_DATE_EPOCH": str(epoch), "NO_MKDOCS_2_WARNING": "true"}
     with _environment(env), _quiet_mkdocs() as collect:
         try:
@@ -153,6 +170,9 @@ def run_mkdocs(config_file: Path, site_dir: Path, *, strict: bool, epoch: int) -
             before, after = _excerpt_plugins()
             config.plugins["roofgen/search-excerpt"] = before
             config.plugins["roofgen/search-excerpt-end"] = after
+            raw = RawHtmlExtension()
+            config.markdown_extensions.append(raw)
+            config.plugins["roofgen/raw-html-anchors"] = _anchor_plugin(raw)
             build(config)
         except (Abort, ConfigurationError) as exc:
             message = exc.format_message().strip()

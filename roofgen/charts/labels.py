@@ -54,14 +54,38 @@ class Box:
     angle: float = 0.0
 
     def corners(self) -> list[tuple[float, float]]:
-        a = math.radians(self.angle)
-        ux, uy = math.cos(a), math.sin(a)
-        vx, vy = -uy, ux
-        hw, hh = self.w / 2, self.h / 2
-        return [
-            (self.cx + sx * hw * ux + sy * hh * vx, self.cy + sx * hw * uy + sy * hh * vy)
-            for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))
-        ]
+        return list(self._corners())
+
+    # Both kept on the instance once computed: a candidate place is tested against
+    # every label and obstacle near it.
+    def _corners(self) -> tuple[tuple[float, float], ...]:
+        known = self.__dict__.get("_c")
+        if known is None:
+            a = math.radians(self.angle)
+            ux, uy = math.cos(a), math.sin(a)
+            vx, vy = -uy, ux
+            hw, hh = self.w / 2, self.h / 2
+            known = self.__dict__["_c"] = tuple(
+                (self.cx + sx * hw * ux + sy * hh * vx, self.cy + sx * hw * uy + sy * hh * vy)
+                for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))
+            )
+        return known
+
+    def extent(self) -> tuple[float, float]:
+        """Half the width and half the height of the upright box around this one."""
+        known = self.__dict__.get("_e")
+        if known is None:
+            a = math.radians(self.angle)
+            c, s = abs(math.cos(a)), abs(math.sin(a))
+            hw, hh = self.w / 2, self.h / 2
+            known = self.__dict__["_e"] = (hw * c + hh * s, hw * s + hh * c)
+        return known
+
+    def apart(self, other: Box) -> bool:
+        """Whether the upright boxes around both are apart by more than rounding (then
+        so are the boxes): a test cheaper than :meth:`overlaps`, never wrong when true."""
+        (ex, ey), (ox, oy) = self.extent(), other.extent()
+        return abs(self.cx - other.cx) > ex + ox + 1e-6 or abs(self.cy - other.cy) > ey + oy + 1e-6
 
     def overlaps(self, other: Box) -> bool:
         """Separating-axis test of two oriented rectangles."""
@@ -70,22 +94,36 @@ class Box:
                 abs(self.cx - other.cx) < (self.w + other.w) / 2
                 and abs(self.cy - other.cy) < (self.h + other.h) / 2
             )
-        reach = math.hypot(self.w, self.h) / 2 + math.hypot(other.w, other.h) / 2
-        if abs(self.cx - other.cx) > reach or abs(self.cy - other.cy) > reach:
+        if self.apart(other):
             return False
-        a, b = self.corners(), other.corners()
-        for quad in (a, b):
-            for i in range(2):
-                ex, ey = quad[i + 1][0] - quad[i][0], quad[i + 1][1] - quad[i][1]
-                nx, ny = -ey, ex
-                pa = [nx * x + ny * y for x, y in a]
-                pb = [nx * x + ny * y for x, y in b]
-                if max(pa) <= min(pb) or max(pb) <= min(pa):
-                    return False
+        a, b = self._corners(), other._corners()
+        for nx, ny, lo, hi in self._axes():
+            pb = [nx * x + ny * y for x, y in b]
+            if hi <= min(pb) or max(pb) <= lo:
+                return False
+        for nx, ny, lo, hi in other._axes():
+            pa = [nx * x + ny * y for x, y in a]
+            if max(pa) <= lo or hi <= min(pa):
+                return False
         return True
 
+    def _axes(self) -> tuple[tuple[float, float, float, float], ...]:
+        """The normals of two of the box's edges, each with the interval the box's own
+        corners project to on it (the separating axes of :meth:`overlaps`)."""
+        known = self.__dict__.get("_a")
+        if known is None:
+            q = self._corners()
+            axes = []
+            for i in range(2):
+                ex, ey = q[i + 1][0] - q[i][0], q[i + 1][1] - q[i][1]
+                nx, ny = -ey, ex
+                own = [nx * x + ny * y for x, y in q]
+                axes.append((nx, ny, min(own), max(own)))
+            known = self.__dict__["_a"] = tuple(axes)
+        return known
+
     def inside(self, width: float, height: float) -> bool:
-        return all(0 <= x <= width and 0 <= y <= height for x, y in self.corners())
+        return all(0 <= x <= width and 0 <= y <= height for x, y in self._corners())
 
 
 @dataclass(frozen=True)
@@ -229,14 +267,10 @@ def _place(
         best_cost = math.inf
         for i, box in enumerate(options):
             cost = i * 1e-3 + (0.0 if box.inside(width, height) else 1000.0)
-            for other in placed:
-                if cost >= best_cost:
-                    break
-                cost += 100.0 * box.overlaps(other)
-            for other in grid.near(box):
-                if cost >= best_cost:
-                    break
-                cost += box.overlaps(other)
+            if cost < best_cost:  # another label weighs more than an obstacle
+                cost = _add_overlaps(cost, box, placed, 100.0, best_cost)
+            if cost < best_cost:
+                cost = _add_overlaps(cost, box, grid.near(box), 1.0, best_cost)
             if cost < best_cost:
                 best, best_cost = box, cost
             if cost < 1:
@@ -247,6 +281,24 @@ def _place(
             placed.append(best)
         chosen.append((best, free))
     return chosen
+
+
+def _add_overlaps(
+    cost: float, box: Box, others: Sequence[Box], weight: float, best_cost: float
+) -> float:
+    """``cost`` plus ``weight`` for each of ``others`` that ``box`` overlaps, counted
+    until the cost reaches ``best_cost`` (more would not change the choice)."""
+    cx, cy = box.cx, box.cy
+    ex, ey = box.extent()
+    for other in others:
+        if cost >= best_cost:
+            break
+        ox, oy = other.extent()
+        # Upright boxes around both apart by more than rounding: so are the boxes.
+        if abs(cx - other.cx) > ex + ox + 1e-6 or abs(cy - other.cy) > ey + oy + 1e-6:
+            continue
+        cost += weight * box.overlaps(other)
+    return cost
 
 
 def clusters(pixels: Sequence[tuple[float, float]], reach: float = 7.0) -> list[list[int]]:
@@ -296,13 +348,22 @@ def side_by_side(
 
 
 class _Grid:
-    """Obstacles bucketed by a grid of ``cell`` pixels, to find those near a box fast."""
+    """Obstacles bucketed by a grid of ``cell`` pixels, to find those near a box fast.
+    An obstacle spanning many cells (a roof's line) is near every box: it is checked
+    against each, which costs less than finding it in every cell."""
+
+    _BIG = 16  # cells
 
     def __init__(self, boxes: Sequence[Box], cell: float = 40.0) -> None:
         self.cell = cell
         self.cells: dict[tuple[int, int], list[Box]] = {}
+        self.big: list[Box] = []
         for box in boxes:
-            for key in self._keys(box):
+            keys = self._keys(box)
+            if len(keys) > self._BIG:
+                self.big.append(box)
+                continue
+            for key in keys:
                 self.cells.setdefault(key, []).append(box)
 
     def _keys(self, box: Box) -> list[tuple[int, int]]:
@@ -315,8 +376,9 @@ class _Grid:
         ]
 
     def near(self, box: Box) -> list[Box]:
+        """Every obstacle that can overlap ``box`` (and some that do not)."""
         seen: dict[int, Box] = {}
         for key in self._keys(box):
             for other in self.cells.get(key, ()):
                 seen[id(other)] = other
-        return list(seen.values())
+        return [*self.big, *seen.values()]

@@ -156,8 +156,25 @@ def _holds_settings(folder: Path) -> bool:
     if (folder / "roofgen.toml").is_file():
         return True
     pyproject = folder / "pyproject.toml"
-    if not pyproject.is_file():
+    try:
+        st = pyproject.stat()
+    except OSError:
         return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    # A build writes hundreds of files: each pyproject.toml is read once for as long as
+    # it stays the same file with the same size and modification time.
+    key = (str(pyproject), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    known = _PYPROJECT_SEEN.get(key)
+    if known is None:
+        known = _PYPROJECT_SEEN[key] = _names_roofgen(pyproject)
+    return known
+
+
+_PYPROJECT_SEEN: dict[tuple[str, int, int, int, int], bool] = {}
+
+
+def _names_roofgen(pyproject: Path) -> bool:
     try:
         with pyproject.open("rb") as f:
             tool = tomllib.load(f).get("tool")

@@ -39,7 +39,9 @@ KINDS = (
 )
 _READY = "() => ['ready', 'error'].includes(document.documentElement.dataset.roofgenCharts)"
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# The fixtures draw every chart of the example site at three widths: minutes on a
+# loaded machine, more than the suite's default limit per test.
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
 @pytest.fixture(scope="module")

@@ -202,10 +202,19 @@ def _positions(table: Any) -> dict[PathKey, tuple[int, int]] | None:
 
 
 def _ref(value: Any) -> bool:
-    """A machine reference as the case schema allows it (an id, or a mapping with one)."""
+    """A machine reference in the shape the case schema allows: an id, or a mapping of
+    an id, an optional version number and an optional sha256 pin."""
     if isinstance(value, str):
         return True
-    return isinstance(value, dict) and isinstance(value.get("id"), str)
+    if not (isinstance(value, dict) and value.keys() <= {"id", "version", "sha256"}):
+        return False
+    version = value.get("version", 1)
+    return (
+        isinstance(value.get("id"), str)
+        and type(version) is int
+        and version >= 1
+        and isinstance(value.get("sha256", ""), str)
+    )
 
 
 def _stub(entry: Any, display: str) -> PartialDocument | None:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 import tomllib
 from collections.abc import Iterable
@@ -205,7 +204,7 @@ def _kind(shown: str, st: os.stat_result | None) -> int | None:
 
 
 def _temp_name(name: str) -> str:
-    return f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+    return f".{name[:200]}.{os.urandom(6).hex()}.tmp"
 
 
 # --------------------------------------------------------------------------- by descriptor

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from roofgen.advice import Advice, RuleSet, advise
-from roofgen.advice.load import shipped_ruleset, team_ruleset
 from roofgen.analysis.analyse import Analysis, analyse
 from roofgen.analysis.bounds import Thresholds
 from roofgen.analysis.hygiene import check_cases
@@ -35,6 +34,9 @@ from roofgen.spec.load import load
 from roofgen.spec.result_cache import ResultCache
 from roofgen.spec.yamlload import Document, load_file, load_text
 
+if TYPE_CHECKING:  # the recommendations are imported where used: `check` needs none
+    from roofgen.advice import Advice, RuleSet
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -53,6 +55,8 @@ class CheckResult:
         itself does not need them)."""
         if self.analysis is None or self.ruleset is None:
             return None
+        from roofgen.advice import advise
+
         return advise(self.analysis, self.ruleset)
 
     def failed(self, strict: bool = False) -> bool:
@@ -106,7 +110,9 @@ def check(
     With ``problems_only`` (`roofgen check`) and ``cache_dir``, the findings of case
     files unchanged since an earlier check come from the cache too
     (:mod:`roofgen.spec.result_cache`): those cases are neither built nor analysed,
-    and the result holds the problems only (no specs, no analysis).
+    and the result holds the problems only (no specs, no analysis). With
+    ``problems_only`` the result holds no recommendation rules either (a team's rules
+    file is still checked): `check` imports no recommendation engine.
     """
     if cache_dir is None:
         if on_miss is not None:
@@ -134,13 +140,21 @@ def _check(
 ) -> CheckResult:
     problems: list[Problem] = []
     rules = shipped_rules()
-    ruleset = shipped_ruleset()
+    # The recommendation rules: a result with problems only holds none, but a team's
+    # rules file is still checked against the shipped ones.
+    ruleset = None
+    if not problems_only:
+        from roofgen.advice.load import shipped_ruleset
+
+        ruleset = shipped_ruleset()
     if rules_file is not None:
         team, found = _team_document(rules_file, display_root)
         problems += found
         if team is not None:
+            from roofgen.advice.load import shipped_ruleset, team_ruleset
+
             rules = merge_rules(rules, rules_from_data(team.data))
-            ruleset, found = team_ruleset(ruleset, team)
+            ruleset, found = team_ruleset(ruleset or shipped_ruleset(), team)
             problems += found
     known = None
     if problems_only and cache_dir is not None and not problems:

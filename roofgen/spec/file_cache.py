@@ -45,12 +45,22 @@ class DocumentCache:
 
     def get(self, path: Path, display: str) -> tuple[Document, str] | None:
         """The cached document of ``path`` and its kind, or None."""
+        key = self.key(path, display)
+        return None if key is None else self.document(key, display)
+
+    def key(self, path: Path, display: str) -> str | None:
+        """The key of ``path`` shown as ``display`` (None for a file the loader refuses);
+        its entry is kept."""
         key = self._key(path, display)
         if key is None:
             return None
         self._keys[path] = key
         self._by_name[display] = key
         self._used.add(key)
+        return key
+
+    def document(self, key: str, display: str) -> tuple[Document, str] | None:
+        """The document and kind stored under ``key``, or None."""
         try:
             entry = json.loads((self.dir / f"{_PREFIX}{key}{_SUFFIX}").read_bytes())
         except (OSError, ValueError, RecursionError):  # missing, damaged, not JSON

@@ -12,6 +12,7 @@ from roofgen.model import Case, Machine, Specs
 from roofgen.problems import Problem, Severity
 from roofgen.spec import build, crossrefs, schema
 from roofgen.spec import library as machine_library
+from roofgen.spec.check_index import CheckIndex
 from roofgen.spec.file_cache import DocumentCache
 from roofgen.spec.quantity import parsed_once
 from roofgen.spec.result_cache import machines_digest
@@ -93,8 +94,14 @@ def _load(
     docs: list[tuple[Document, str]] = []
     broken_machines: set[str] = set()  # ids of machine files with errors of their own
     cache = DocumentCache(cache_dir) if cache_dir is not None else None
+    # `roofgen check` takes unchanged case files from its index (spec/check_index.py).
+    index = CheckIndex(cache_dir, cache) if cache_dir and cache and known else None
     for path in files:
         shown = _display(path, display_root)
+        stub = index.stub(path, shown) if index is not None else None
+        if stub is not None:
+            docs.append((stub, "case"))
+            continue
         cached = cache.get(path, shown) if cache is not None else None
         if cached is not None:
             docs.append(cached)
@@ -119,7 +126,11 @@ def _load(
     if cache is not None:
         cache.prune()
     names = tuple(_display(p, display_root) for p in files)
-    return load_documents(docs, problems, broken_machines, names, cache=cache, known=known)
+    result = load_documents(docs, problems, broken_machines, names, cache=cache, known=known,
+                            index=index)  # fmt: skip
+    if index is not None:
+        index.save()
+    return result
 
 
 def parse_bytes(raw: bytes, shown: str) -> tuple[tuple[Document, str] | None, list[Problem]]:
@@ -143,9 +154,11 @@ def load_documents(
     *,
     cache: DocumentCache | None = None,
     known: Callable[[str, str], bool] | None = None,
+    index: CheckIndex | None = None,
 ) -> LoadResult:
     """Parsed, schema-valid documents checked across files and built into ``Specs``
-    (``cache`` and ``known``: see :func:`load`)."""
+    (``cache`` and ``known``: see :func:`load`; ``index``: the partial documents of
+    unchanged case files and their stored checks, :mod:`roofgen.spec.check_index`)."""
     problems = list(problems)
     machines_docs = _index(docs, "machine", problems)
     case_docs = _index(docs, "case", problems)
@@ -158,8 +171,11 @@ def load_documents(
     machine_data = {ident: doc.data for ident, doc in machines_docs.items()}
     for doc in machines_docs.values():
         problems += crossrefs.check_machine(doc)
-    for doc in case_docs.values():
-        problems += crossrefs.check_case(doc, machine_data, broken_machines)
+    if index is not None:
+        problems += index.cross_check(case_docs, machine_data, broken_machines)
+    else:
+        for doc in case_docs.values():
+            problems += crossrefs.check_case(doc, machine_data, broken_machines)
     if any(p.severity is Severity.ERROR for p in problems):
         return LoadResult(None, problems, names, case_docs)
     machines: dict[str, Machine] = {
@@ -167,6 +183,10 @@ def load_documents(
     }
     keys = _case_keys(cache, case_docs, machine_data) if known is not None else {}
     skipped = frozenset(i for i, k in keys.items() if known is not None and known(*k))
+    if index is not None:
+        problems += index.complete(case_docs, skipped)
+        if any(p.severity is Severity.ERROR for p in problems):
+            return LoadResult(None, problems, names, case_docs)
     cases: tuple[Case, ...] = tuple(
         build.case(d.data, d.file) for i, d in case_docs.items() if i not in skipped
     )

@@ -6,8 +6,9 @@ by, the machines' data, the thresholds and the rules, and roofgen's own files. A
 is keyed by all of them, and holds that case's findings as problem rows: inert JSON,
 taken only in exactly the shape :func:`row` writes (anything else is a miss, and the
 case is analysed again). Only the findings of checks without errors are stored; the
-checks across files (ids, references, the machine library) always run. Entries the
-latest check did not use are removed.
+checks across files (ids, references, the machine library) always run, an unchanged
+case's from :mod:`roofgen.spec.check_index`. Entries the latest check did not use are
+removed.
 
 Only `roofgen check` reads these entries: it reports problems, nothing else, so a case
 whose findings are known is neither built nor analysed. Every other verb analyses every

@@ -9,7 +9,6 @@ and within the range quantities keep to (0, or 1e-60 to 1e60 in size).
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
@@ -181,6 +180,8 @@ def _unknown_keys(doc: Document, error: ValidationError, path: PathKey) -> list[
         k for k in error.instance if k not in allowed and not any(re.search(p, k) for p in patterns)
     ]
     problems = []
+    import difflib  # imported here: only a spec with an unknown key needs it
+
     for key in extra:
         close = difflib.get_close_matches(key, known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""

@@ -19,6 +19,7 @@ from roofgen.analysis.analyse import CaseResult
 from roofgen.api import analysis_json_chunks, analysis_json_spool, check, check_each
 from roofgen.cli import main
 from roofgen.pipeline import CheckResult
+from roofgen.spec.load import survey
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "cases"
@@ -196,3 +197,25 @@ def test_memory_held_does_not_grow_with_the_cases_as_the_whole_paths_does(
     per_case_each = (held[-1] - held[1]) / (len(held) - 2)
     assert per_case_whole > 100_000  # what the old path holds: the test can fail
     assert per_case_each < per_case_whole / 3, (per_case_each, per_case_whole)
+
+
+def test_a_case_file_changed_after_the_survey_is_an_error(tmp_path: Path) -> None:
+    specs = tmp_path / "specs"
+    shutil.copytree(ROOT / "specs", specs)
+    surveyed = survey([specs], display_root=tmp_path)
+    assert surveyed.ok
+    ident, (path, shown) = sorted(surveyed.cases.items())[0]
+    doc, problems = surveyed.case_document(ident)
+    assert doc is not None and doc.data["id"] == ident and problems == []
+    text = path.read_text(encoding="utf-8")
+    assert f"\nid: {ident}\n" in text
+    path.write_text(text.replace(f"\nid: {ident}\n", "\nid: another-case\n"), encoding="utf-8")
+    doc, problems = surveyed.case_document(ident)
+    assert doc is None
+    assert [(p.file, p.message) for p in problems] == [
+        (shown, "the file changed while it was being checked: check again")
+    ]
+    path.unlink()
+    doc, problems = surveyed.case_document(ident)
+    assert doc is None and problems[0].file == shown
+    assert problems[0].message.startswith("cannot read the file")

@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from roofgen.analysis.analyse import Analysis, analyse
+from roofgen.analysis.analyse import Analysis, CaseResult, analyse, case_result, machine_result
 from roofgen.analysis.bounds import Thresholds
 from roofgen.analysis.hygiene import check_cases
 from roofgen.analysis.plausibility import (
@@ -29,8 +29,8 @@ from roofgen.analysis.plausibility import (
 )
 from roofgen.model import Specs
 from roofgen.problems import Problem, Severity, sort_problems
-from roofgen.spec import check_cache, quantity, schema
-from roofgen.spec.load import load
+from roofgen.spec import build, check_cache, quantity, schema
+from roofgen.spec.load import load, survey
 from roofgen.spec.result_cache import ResultCache
 from roofgen.spec.yamlload import Document, load_file, load_text
 
@@ -182,3 +182,88 @@ def _check(
     return CheckResult(
         loaded.files, sort_problems(problems), loaded.specs, analysis, tuple(findings), ruleset
     )
+
+
+def check_each(
+    paths: Sequence[Path],
+    each: Callable[[CaseResult, Advice], None],
+    *,
+    thresholds: Thresholds | None = None,
+    rules_file: Path | None = None,
+    display_root: Path | None = None,
+    cache_dir: Path | None = None,
+) -> CheckResult:
+    """:func:`check` one case at a time, with each case's recommendations: the
+    machines are loaded first, then each case is read, checked, built, analysed and
+    handed to ``each`` (in the order of their ids, as :func:`check`'s analysis holds
+    them) and let go, so that the memory held is that of the machines and one case.
+    The result holds the problems (the same as :func:`check`'s), and an analysis of the
+    machines only (its ``cases`` empty); when it failed (an error), ``each`` may have
+    been called for some cases before the error was found.
+    """
+    if cache_dir is None:
+        return _check_each(paths, each, thresholds, rules_file, display_root, None)
+    units = Path(cache_dir) / f"units-{check_cache.roofgen_digest()[:16]}.json"
+    held = quantity.read_unit_table(units)
+    result = _check_each(paths, each, thresholds, rules_file, display_root, cache_dir)
+    quantity.write_unit_table(units, held)
+    if not result.failed():
+        check_cache.remember(
+            cache_dir, check_cache.key(paths, thresholds, rules_file, display_root)
+        )
+    return result
+
+
+def _check_each(
+    paths: Sequence[Path],
+    each: Callable[[CaseResult, Advice], None],
+    thresholds: Thresholds | None,
+    rules_file: Path | None,
+    display_root: Path | None,
+    cache_dir: Path | None,
+) -> CheckResult:
+    from roofgen.advice import advise
+    from roofgen.advice.load import shipped_ruleset, team_ruleset
+
+    t = thresholds or Thresholds()
+    problems: list[Problem] = []
+    rules, ruleset = shipped_rules(), shipped_ruleset()
+    if rules_file is not None:
+        team, found = _team_document(rules_file, display_root)
+        problems += found
+        if team is not None:
+            rules = merge_rules(rules, rules_from_data(team.data))
+            ruleset, found = team_ruleset(ruleset, team)
+            problems += found
+    with quantity.parsed_once():
+        surveyed = survey(paths, display_root=display_root, cache_dir=cache_dir)
+        problems += surveyed.problems
+        failed = _has_error(problems)
+        machines = {} if failed else surveyed.build_machines()
+        results = tuple(machine_result(m) for _, m in sorted(machines.items()))
+        by_id = {r.machine.id: r for r in results}
+        found_later: list[Problem] = []  # the findings: reported only if nothing failed
+        for ident in sorted(surveyed.cases):
+            doc, found = surveyed.case_document(ident)
+            problems += found
+            failed = failed or doc is None or _has_error(found)
+            if failed or doc is None:
+                continue  # the other cases are still checked, not analysed
+            case = build.case(doc.data, doc.file)
+            analysis = Analysis(t, results, (case_result(case, by_id, t),))
+            specs = Specs(machines, (case,))
+            for f in plausibility_check(specs, analysis, rules) + check_cases(
+                specs, analysis, rules
+            ):
+                severity = Severity.WARNING if f.severity == "warning" else Severity.NOTE
+                found_later.append(doc.problem(f.path, f.message, severity=severity, code=f.rule))
+            each(analysis.cases[0], advise(analysis, ruleset))
+    if not failed:
+        problems += found_later
+    return CheckResult(
+        surveyed.files, sort_problems(problems), None, Analysis(t, results, ()), (), ruleset
+    )
+
+
+def _has_error(problems: list[Problem]) -> bool:
+    return any(p.severity is Severity.ERROR for p in problems)

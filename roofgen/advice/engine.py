@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from roofgen.advice.facts import Facts, Gain, launch_facts, variant_facts
+from roofgen.advice.facts import Facts, Gain, forget_variants, launch_facts, variant_facts
 from roofgen.advice.rules import ALL_OF, Conditions, RecRule, RuleSet, Technique, severity_rank
 from roofgen.analysis.analyse import Analysis
 from roofgen.model import Machine
@@ -132,4 +132,5 @@ def advise(analysis: Analysis, rules: RuleSet) -> Advice:
             found = _recommend(rules, per_variant, facts, names)
             if found:
                 advice.variants[(case.case.id, v.variant)] = found
+    forget_variants()
     return advice

@@ -194,6 +194,13 @@ def _index(v: VariantResult) -> tuple[list[tuple[str, int]], dict[tuple[str, int
     return hit[1], hit[2]
 
 
+def forget_variants() -> None:
+    """Let go of the variants indexed so far (:func:`roofgen.advice.advise` calls it
+    when done), so that the index holds no results once they are no longer in use:
+    analysed one case at a time, each case's results are let go after its advice."""
+    _INDEX.clear()
+
+
 def _occurrence(v: VariantResult, index: int) -> tuple[str, int]:
     return _index(v)[0][index]
 

@@ -8,15 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roofgen.files import write_file
-from roofgen.pipeline import CheckResult, check
+from roofgen.pipeline import CheckResult, check, check_each
 from roofgen.spec import schema
 
 if TYPE_CHECKING:
     from roofgen.config import Settings
+    from roofgen.report.analysis import CaseSpool
     from roofgen.report.explain import Explanation
     from roofgen.site.build import BuildResult, ProgressFn
 
-__all__ = ["CheckResult", "check"]
+__all__ = ["CheckResult", "check", "check_each"]
 
 
 # -- The rest of the CLI's entry points (the CLI imports only this module) -----------
@@ -39,6 +40,16 @@ def analysis_json_chunks(result: CheckResult, indent: int | None = None) -> Iter
 
     assert result.analysis is not None
     return stream(analysis_fields(result.analysis, result.problems, result.advice), indent)
+
+
+def analysis_json_spool(indent: int | None = None) -> CaseSpool:
+    """`roofgen analyze --format json` one case at a time: hand its ``add`` to
+    :func:`check_each`, then write ``chunks(result.analysis, result.problems)`` if the
+    check passed; byte for byte the text of :func:`analysis_json_chunks` of
+    :func:`check`'s result, without every case's results held at once."""
+    from roofgen.report.analysis import CaseSpool
+
+    return CaseSpool(indent)
 
 
 def json_text(doc: Any, indent: int | None = 2) -> str:

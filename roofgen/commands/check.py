@@ -65,16 +65,19 @@ def check_cmd(paths: tuple[str, ...], fmt: str, output: str, force: bool, strict
 def analyze_cmd(paths: tuple[str, ...], fmt: str, indent: bool | None, output: str, force: bool,
                 strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
     """Analyse the specs: bounds, binding roof, efficiency, headroom per launch and variant."""
-    from roofgen.api import analysis_csv, analysis_json_chunks, analysis_text
+    from roofgen.api import analysis_csv, analysis_json_spool, analysis_text
 
-    result = run_check(paths, strict, quiet, verbose, "analyze")
+    # JSON: case by case, each case's object encoded as the case is analysed and held
+    # compressed until the check has passed: neither every case's results nor the whole
+    # text are ever held at once.
+    spool = analysis_json_spool(indented(indent, output)) if fmt == "json" else None
+    each = spool.add if spool is not None else None
+    result = run_check(paths, strict, quiet, verbose, "analyze", each=each)
     if result.failed(strict) or result.analysis is None:
         raise Failure(EXIT_INVALID)
     text: str | Iterable[str]
-    if fmt == "json":
-        # Case by case, written as it is made: neither every case's JSON values nor the
-        # whole text are ever held at once.
-        text = chain(analysis_json_chunks(result, indented(indent, output)), ["\n"])
+    if spool is not None:
+        text = chain(spool.chunks(result.analysis, result.problems), ["\n"])
     elif fmt == "csv":
         text = analysis_csv(result)
     else:

@@ -138,6 +138,7 @@ def run_check(
     verbose: bool,
     verb: str = "check",
     problems_only: bool = False,
+    each: Callable[..., None] | None = None,
 ) -> Any:
     """The check of ``paths`` (default: the configured specs), its problems reported,
     with a progress line off a terminal (``verb`` names the step). Files unchanged since
@@ -145,22 +146,25 @@ def run_check(
     folder, owner-only, out of the repository); set ``ROOFGEN_NO_CACHE=1`` to check
     without it. ``problems_only``: the verb reads only the problems (`check`), so the
     findings of unchanged case files come from the cache too and the result holds no
-    analysis."""
-    from roofgen.api import check, project_cache
+    analysis. ``each``: the cases are checked and analysed one at a time and handed to
+    it (:func:`roofgen.api.check_each`), the result holds no case."""
+    from roofgen.api import check, check_each, project_cache
 
     settings = current_settings()
     progress = start_progress(quiet, verb)
     if progress is not None:
         progress("checking specs", 0, 0)
+    options: dict[str, Any] = {
+        "thresholds": settings.thresholds,
+        "rules_file": settings.rules,
+        "display_root": Path.cwd(),
+        "cache_dir": None if os.environ.get("ROOFGEN_NO_CACHE") else project_cache(settings),
+    }
     try:
-        result = check(
-            spec_paths(paths, settings),
-            thresholds=settings.thresholds,
-            rules_file=settings.rules,
-            display_root=Path.cwd(),
-            cache_dir=None if os.environ.get("ROOFGEN_NO_CACHE") else project_cache(settings),
-            problems_only=problems_only,
-        )
+        if each is not None:
+            result = check_each(spec_paths(paths, settings), each, **options)
+        else:
+            result = check(spec_paths(paths, settings), problems_only=problems_only, **options)
     finally:
         end_progress(progress)
     report_problems(result.problems, quiet, verbose, strict)

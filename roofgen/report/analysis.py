@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from roofgen.advice import Advice
@@ -24,6 +25,7 @@ from roofgen.analysis.analyse import (
 )
 from roofgen.analysis.kinds import LAUNCH_KINDS, VARIANT_KINDS
 from roofgen.problems import Problem
+from roofgen.report.jsontext import Spool, stream
 from roofgen.report.sections import add_case_sections
 from roofgen.units import fmt_percent, fmt_ratio, fmt_si, fmt_time
 from roofgen.version import __version__
@@ -169,11 +171,16 @@ def case_json(c: CaseResult, advice: Advice | None = None) -> dict[str, Any]:
 
 
 def analysis_fields(
-    analysis: Analysis, problems: list[Problem] | None = None, advice: Advice | None = None
+    analysis: Analysis,
+    problems: list[Problem] | None = None,
+    advice: Advice | None = None,
+    cases: Iterator[Any] | None = None,
 ) -> dict[str, Any]:
     """The top-level fields of :func:`analysis_json`, in order, with ``cases`` an
     iterator that makes each case's object when it is reached: written by
-    :func:`roofgen.report.jsontext.stream`, one case is held as JSON values at a time."""
+    :func:`roofgen.report.jsontext.stream`, one case is held as JSON values at a time.
+    ``cases`` given: the cases' objects (or their text) come from it, not from
+    ``analysis`` (:class:`CaseSpool`)."""
     t = analysis.thresholds
     return {
         "roofgen_output": OUTPUT_VERSION,
@@ -184,9 +191,30 @@ def analysis_fields(
             "below_roofs_efficiency": t.below_roofs_efficiency,
         },
         "machines": [_machine_json(m) for m in analysis.machines],
-        "cases": (case_json(c, advice) for c in analysis.cases),
+        "cases": cases if cases is not None else (case_json(c, advice) for c in analysis.cases),
         "problems": [p.to_json() for p in problems or []],
     }
+
+
+class CaseSpool:
+    """The analysis JSON of cases analysed one at a time (:func:`roofgen.pipeline.check_each`):
+    each case's object encoded when the case is handed over (:meth:`add`) and held
+    compressed (:class:`roofgen.report.jsontext.Spool`), so that the document can be
+    written whole after the check has passed (and nothing when it failed) without
+    holding every case's results."""
+
+    def __init__(self, indent: int | None = None) -> None:
+        self._held = Spool(indent)
+
+    def add(self, case: CaseResult, advice: Advice | None) -> None:
+        self._held.add(case_json(case, advice))
+
+    def chunks(self, analysis: Analysis, problems: list[Problem]) -> Iterator[str]:
+        """The document's text in chunks: byte for byte what :func:`analysis_fields`
+        of the whole analysis streams, with ``analysis`` holding the machines."""
+        return stream(
+            analysis_fields(analysis, problems, cases=iter(self._held)), self._held.indent
+        )
 
 
 def analysis_json(

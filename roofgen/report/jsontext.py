@@ -10,15 +10,18 @@ spaces, exactly as :func:`json.dumps` writes it.
 element is made and encoded only when it is reached, so that a document of many large
 elements (the analysis JSON's cases) is never held whole as JSON values. Its chunks
 joined are byte for byte :func:`dumps` of the object with those iterators as lists.
+An element may come already encoded (:class:`Encoded`, as a :class:`Spool` gives them
+back): one case's text can then be made long before the document is written.
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["dumps", "finite", "stream"]
+__all__ = ["Encoded", "Spool", "dumps", "finite", "stream"]
 
 
 def finite(value: Any) -> Any:
@@ -40,6 +43,36 @@ def dumps(value: Any, indent: int | None = None) -> str:
         return json.dumps(value, indent=indent, separators=separators, allow_nan=False)
     except ValueError:
         return json.dumps(finite(value), indent=indent, separators=separators, allow_nan=False)
+
+
+class Encoded(str):
+    """A value's JSON text, as :func:`dumps` wrote it with the indent of the stream it is
+    an element of: :func:`stream` writes it as it is."""
+
+
+class Spool:
+    """JSON values encoded as they come (compact, or indented by ``indent``) and held
+    compressed, in order: the text of many values in a few bytes each of theirs
+    (zlib's fastest level: JSON of numbers and repeated keys shrinks about sixfold),
+    given back one at a time as :class:`Encoded` elements for :func:`stream`."""
+
+    def __init__(self, indent: int | None = None) -> None:
+        self.indent = indent
+        self._held: list[bytes] = []
+
+    def add(self, value: Any) -> None:
+        self._held.append(zlib.compress(dumps(value, self.indent).encode("utf-8"), 1))
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def __iter__(self) -> Iterator[Encoded]:
+        for held in self._held:
+            yield Encoded(zlib.decompress(held).decode("utf-8"))
+
+
+def _encoded(item: Any, indent: int | None) -> str:
+    return item if isinstance(item, Encoded) else dumps(item, indent)
 
 
 def stream(fields: Mapping[str, Any], indent: int | None = None) -> Iterator[str]:
@@ -64,7 +97,7 @@ def _compact(fields: Mapping[str, Any]) -> Iterator[str]:
             continue
         first = True
         for item in value:
-            yield (head + "[" if first else ",") + dumps(item)
+            yield (head + "[" if first else ",") + _encoded(item, None)
             first = False
         yield head + "[]" if first else "]"
     yield "{}" if comma == "{" else "}"
@@ -84,7 +117,8 @@ def _indented(fields: Mapping[str, Any], indent: int) -> Iterator[str]:
             continue
         first = True
         for item in value:
-            yield (head + "[" if first else ",") + pad2 + dumps(item, indent).replace("\n", pad2)
+            text = _encoded(item, indent).replace("\n", pad2)
+            yield (head + "[" if first else ",") + pad2 + text
             first = False
         yield head + "[]" if first else pad1 + "]"
     yield "\n}"

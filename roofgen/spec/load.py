@@ -16,7 +16,7 @@ from roofgen.spec.check_index import CheckIndex
 from roofgen.spec.file_cache import DocumentCache
 from roofgen.spec.quantity import parsed_once
 from roofgen.spec.result_cache import machines_digest
-from roofgen.spec.yamlload import Document, load_bytes, load_file
+from roofgen.spec.yamlload import Document, PathKey, load_bytes, load_file
 
 SPEC_SUFFIXES = (".yaml", ".yml")
 FORMAT_VERSION = 1
@@ -102,27 +102,9 @@ def _load(
         if stub is not None:
             docs.append((stub, "case"))
             continue
-        cached = cache.get(path, shown) if cache is not None else None
-        if cached is not None:
-            docs.append(cached)
-            continue
-        doc, found = load_file(path, shown)
-        problems += found
-        if doc is None:
-            broken_machines |= _sniff_machine_id(path)
-            continue
-        kind = _kind(doc, problems)
-        if kind is None:
-            broken_machines |= _sniff_machine_id(path)
-            continue
-        found = schema.validate(doc, kind)
-        problems += found
-        if not found:
-            docs.append((doc, kind))
-            if cache is not None:
-                cache.put(path, doc, kind)
-        elif kind == "machine" and isinstance(doc.data.get("id"), str):
-            broken_machines.add(doc.data["id"])
+        read = _read(path, shown, cache, problems, broken_machines)
+        if read is not None:
+            docs.append(read)
     if cache is not None:
         cache.prune()
     names = tuple(_display(p, display_root) for p in files)
@@ -131,6 +113,36 @@ def _load(
     if index is not None:
         index.save()
     return result
+
+
+def _read(
+    path: Path,
+    shown: str,
+    cache: DocumentCache | None,
+    problems: list[Problem],
+    broken_machines: set[str],
+) -> tuple[Document, str] | None:
+    """One spec file parsed and validated (or from ``cache``): its document and kind, or
+    None with its problems added to ``problems`` (and, for a machine file, its id to
+    ``broken_machines``)."""
+    cached = cache.get(path, shown) if cache is not None else None
+    if cached is not None:
+        return cached
+    doc, found = load_file(path, shown)
+    problems += found
+    kind = _kind(doc, problems) if doc is not None else None
+    if doc is None or kind is None:
+        broken_machines |= _sniff_machine_id(path)
+        return None
+    found = schema.validate(doc, kind)
+    problems += found
+    if not found:
+        if cache is not None:
+            cache.put(path, doc, kind)
+        return doc, kind
+    if kind == "machine" and isinstance(doc.data.get("id"), str):
+        broken_machines.add(doc.data["id"])
+    return None
 
 
 def parse_bytes(raw: bytes, shown: str) -> tuple[tuple[Document, str] | None, list[Problem]]:
@@ -309,3 +321,91 @@ def _index(
             continue
         out[ident] = doc
     return out
+
+
+# -- One case at a time -------------------------------------------------------------
+
+
+@dataclass
+class Survey:
+    """What a first pass over the specs keeps so that the cases can then be loaded,
+    checked and built one at a time (`roofgen analyze`): the machines whole, and of
+    each case file only its id, the machines it names and their positions. The checks
+    across files that need every case (unique ids, the machine library's versions) and
+    the machines' own checks are done; each case's own checks are
+    :meth:`case_document`'s."""
+
+    problems: list[Problem]
+    files: tuple[str, ...]
+    machines: dict[str, Document]  # the specs' and the library's, by id
+    broken_machines: set[str]
+    cases: dict[str, tuple[Path, str]]  # id -> the file and the name it is shown by
+    cache: DocumentCache | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not any(p.severity is Severity.ERROR for p in self.problems)
+
+    def build_machines(self) -> dict[str, Machine]:
+        """The machines as model objects (only when :attr:`ok`)."""
+        return {i: build.machine(d.data, d.file) for i, d in self.machines.items()}
+
+    def case_document(self, ident: str) -> tuple[Document | None, list[Problem]]:
+        """Case ``ident`` read again (from the cache where the survey put it), with the
+        problems of its checks against the machines; None if it cannot be read as the
+        case it was (the file changed since the survey)."""
+        path, shown = self.cases[ident]
+        problems: list[Problem] = []
+        read = _read(path, shown, self.cache, problems, set())
+        if read is None or read[1] != "case" or read[0].data.get("id") != ident:
+            message = "the file changed while it was being checked: check again"
+            return None, problems or [Problem(shown, 0, 0, "", message)]
+        data = {i: d.data for i, d in self.machines.items()}
+        return read[0], crossrefs.check_case(read[0], data, self.broken_machines)
+
+
+def survey(
+    paths: Sequence[Path], *, display_root: Path | None = None, cache_dir: Path | None = None
+) -> Survey:
+    """The first pass of loading one case at a time (:class:`Survey`): every file parsed
+    and validated once (and cached with ``cache_dir``), each case document let go after
+    its small record is taken."""
+    files, problems = discover(paths, display_root)
+    docs: list[tuple[Document, str]] = []
+    broken: set[str] = set()
+    cache = DocumentCache(cache_dir) if cache_dir is not None else None
+    where: dict[str, Path] = {}
+    for path in files:
+        shown = _display(path, display_root)
+        read = _read(path, shown, cache, problems, broken)
+        if read is not None:
+            doc, kind = read
+            docs.append((doc, kind) if kind == "machine" else (_case_record(doc), kind))
+            where[shown] = path
+    if cache is not None:
+        cache.prune()
+    machines = _index(docs, "machine", problems)
+    cases = _index(docs, "case", problems)
+    library = machine_library.resolve(cases.values(), machines, broken)
+    problems += library.problems
+    broken |= library.broken
+    machines = {**machines, **library.documents}
+    for doc in machines.values():
+        problems += crossrefs.check_machine(doc)
+    names = tuple(_display(p, display_root) for p in files)
+    found = {i: (where[d.file], d.file) for i, d in cases.items()}
+    return Survey(problems, names, machines, broken, found, cache)
+
+
+_RECORD_KEYS = ("id", "machines")
+
+
+def _case_record(doc: Document) -> Document:
+    """A case document cut to what the checks across cases read (its id and the
+    machines it names), with their positions: the rest is read again case by case."""
+    data = {k: doc.data[k] for k in _RECORD_KEYS if k in doc.data}
+
+    def kept(table: dict[PathKey, tuple[int, int]]) -> dict[PathKey, tuple[int, int]]:
+        return {p: at for p, at in table.items() if not p or p[0] in _RECORD_KEYS}
+
+    return Document(doc.file, data, kept(doc.positions), kept(doc.key_positions))

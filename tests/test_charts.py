@@ -357,10 +357,10 @@ def test_domains_always_hold_the_data(
 
 def test_thousand_kernels_build_quickly() -> None:
     inp = big_input(1000)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: load stretches wall time
     spec = hierarchical_chart(inp)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 5.0, f"1,000-kernel spec took {elapsed:.2f} s"
+    elapsed = time.process_time() - start
+    assert elapsed < 5.0, f"1,000-kernel spec took {elapsed:.2f} s of CPU"
     assert len(spec["datasets"]["points"]) == 6000
     # Crowded charts keep arrows at device memory only and thin out the marks.
     assert {a["role"] for a in spec["datasets"]["arrows"]} == {"device"}

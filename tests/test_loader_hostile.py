@@ -48,7 +48,8 @@ def check(
     *,
     trace: bool = True,
 ) -> tuple[int, list[str], float, int]:
-    """Run ``roofgen check`` in-process: status, problem lines, seconds, peak bytes
+    """Run ``roofgen check`` in-process: status, problem lines, CPU seconds (this
+    process's: a loaded machine stretches wall time, not the work done), peak bytes
     (with ``trace``; tracemalloc slows allocations several times, so time an untraced
     run where time matters)."""
     _warm_up()
@@ -57,11 +58,11 @@ def check(
     monkeypatch.setenv("NO_COLOR", "1")
     if trace:
         tracemalloc.start()
-    start = time.perf_counter()
+    start = time.process_time()
     try:
         status = main(["check", *map(str, paths)])
     finally:
-        seconds = time.perf_counter() - start
+        seconds = time.process_time() - start
         _, peak = tracemalloc.get_traced_memory() if trace else (0, 0)
         tracemalloc.stop()
     out, err = capsys.readouterr()
@@ -83,7 +84,7 @@ def minimal_specs(folder: Path) -> Path:
 # --------------------------------------------------------------------------- size
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(300)
 def test_a_50_mb_file_is_refused_before_it_is_read(tmp_path, monkeypatch, capsys):
     big = tmp_path / "specs" / "big.yaml"
     big.parent.mkdir()
@@ -123,7 +124,7 @@ def test_a_file_that_grows_after_stat_is_still_cut_at_the_limit(tmp_path, monkey
     ]
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(300)
 def test_half_a_million_values_are_counted_and_refused_without_building_a_tree(
     tmp_path, monkeypatch, capsys
 ):
@@ -163,7 +164,7 @@ BOMBS = sorted(
 )
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("name", BOMBS)
 def test_bombs_and_deep_nesting_cost_little_time_and_memory(name, monkeypatch, capsys):
     folder = CASES / "invalid" / name
@@ -222,15 +223,15 @@ def test_the_pure_python_loader_reads_what_libyaml_reads(monkeypatch):
     assert doc.positions == expected.positions
 
 
-@pytest.mark.timeout(5)
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("width", [30, 1_000, 100_000])
 def test_a_long_unit_costs_linear_time(width):
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(QuantityError, match="unknown unit"):
         parse_quantity("1 " + "a" * width + "!", "time")
     with pytest.raises(QuantityError, match="unknown unit"):
         parse_quantity("1 " + "ms " * width + "1", "time")
-    assert time.perf_counter() - start < 1
+    assert time.process_time() - start < 1  # CPU seconds: quadratic would take minutes
 
 
 # --------------------------------------------------------------------------- encodings

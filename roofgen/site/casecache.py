@@ -1,4 +1,4 @@
-"""Each case page from an earlier build, so that a rebuild makes only the pages of changed cases.
+"""The pages of an earlier build, so that a rebuild makes only the pages of changed cases.
 
 A case page (its Markdown, the Vega-Lite specs of its charts inside) follows from:
 
@@ -18,6 +18,10 @@ the page is made again; the text is not parsed: a page of large chart specs read
 in a fraction of a millisecond). A site with static charts makes every
 page (its SVGs are written from the chart cache, not from here). Entries the latest
 build did not use are removed.
+
+The index pages (all cases, by machine, by class, by tag, ...) list every case: one is
+kept when its context, every row of it as it prints, is that of an earlier build, so
+that a change that alters none of its rows does not render it again.
 
 The model's dataclasses print every field (none is left out of its ``repr``), so two
 cases with the same key were built from the same data; a test holds the model to that.
@@ -41,7 +45,7 @@ from roofgen.datafiles import data_dir
 from roofgen.files import prune_cache_entries, write_cache_entry
 from roofgen.model import Machine
 from roofgen.review.history import History
-from roofgen.site.pagetypes import CasePage
+from roofgen.site.pagetypes import CasePage, IndexPage
 from roofgen.site.sections.history import history_section
 from roofgen.spec.file_cache import roofgen_digest
 from roofgen.version import versions
@@ -50,6 +54,7 @@ __all__ = ["CachedPage", "CasePageCache", "Reuse", "open_cache"]
 
 _FOLDER = "pages"
 _PREFIX = "case-"
+_INDEX = "index-"
 _SUFFIX = ".md"
 _FORMAT = 1
 _FIELDS = ("roofgen_case_page", "path", "charts", "bytes")
@@ -103,10 +108,17 @@ class CasePageCache:
         self._used.add(digest)
         return digest
 
-    def get(self, key: str) -> CachedPage | None:
+    def index_key(self, page: IndexPage) -> str:
+        """The key of an index page: its context as it prints (every row of it)."""
+        text = f"{_FORMAT}\0{self.context}\0index\0{page!r}"
+        digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+        self._used.add(digest)
+        return digest
+
+    def get(self, key: str, prefix: str = _PREFIX) -> CachedPage | None:
         """The page stored under ``key``, or None."""
         try:
-            raw = (self.dir / f"{_PREFIX}{key}{_SUFFIX}").read_bytes()
+            raw = (self.dir / f"{prefix}{key}{_SUFFIX}").read_bytes()
             head, _, body = raw.partition(b"\n")
             entry = json.loads(head)
             text = body.decode("utf-8")
@@ -121,15 +133,16 @@ class CasePageCache:
             return None
         return CachedPage(path, text, charts)
 
-    def put(self, key: str, page: CachedPage) -> None:
+    def put(self, key: str, page: CachedPage, prefix: str = _PREFIX) -> None:
         body = page.text.encode("utf-8")
         head = dict(zip(_FIELDS, (_FORMAT, page.path, page.charts, len(body)), strict=True))
         data = json.dumps(head, ensure_ascii=True, separators=(",", ":")).encode() + b"\n" + body
-        write_cache_entry(self.dir / f"{_PREFIX}{key}{_SUFFIX}", data)
+        write_cache_entry(self.dir / f"{prefix}{key}{_SUFFIX}", data)
 
     def prune(self) -> None:
         """Remove the entries this build did not use."""
-        prune_cache_entries(self.dir, _PREFIX, _SUFFIX, self._used)
+        for prefix in (_PREFIX, _INDEX):
+            prune_cache_entries(self.dir, prefix, _SUFFIX, self._used)
 
 
 def open_cache(folder: Path | None, settings: Settings, *, static: bool) -> CasePageCache | None:
@@ -172,6 +185,8 @@ class Reuse:
         self.cache = cache
         self.keys: dict[str, str] = {}
         self.hits: dict[str, CachedPage] = {}
+        self.index_hits: dict[str, str] = {}  # docs path -> Markdown
+        self._index_keys: dict[str, str] = {}
 
     @classmethod
     def find(
@@ -206,6 +221,16 @@ class Reuse:
         rest = tuple(c for c in analysis.cases if c.case.id not in self.hits)
         return advise(replace(analysis, cases=rest), ruleset)
 
+    def indexes(self, pages: Sequence[IndexPage]) -> dict[str, str]:
+        """The index pages in the cache, by docs path (the others are made and stored)."""
+        if self.cache is not None:
+            for page in pages:
+                key = self._index_keys[page.path] = self.cache.index_key(page)
+                found = self.cache.get(key, _INDEX)
+                if found is not None and found.path == page.path and found.charts == 0:
+                    self.index_hits[page.path] = found.text
+        return self.index_hits
+
     @property
     def pages(self) -> dict[str, str]:
         """The reused pages: docs path -> Markdown."""
@@ -227,4 +252,7 @@ class Reuse:
                 continue
             charts = len({slot.key for slot in (*page.charts, *page.section_charts)})
             self.cache.put(key, CachedPage(page.path, pages[page.path], charts))
+        for path, key in self._index_keys.items():
+            if path not in self.index_hits and path in pages:
+                self.cache.put(key, CachedPage(path, pages[path], 0), _INDEX)
         self.cache.prune()

@@ -176,10 +176,10 @@ def build_site(
     tell("writing pages", 0, 0)
     with clock("pages"):
         rendered = _chart_blocks(ctx, charts, static)
-        indexes = reuse.indexes(ctx.indexes)
-        pages = render_pages(ctx, rendered, made=indexes.keys())
+        listed = reuse.kept([ctx.home, *ctx.machines, *ctx.indexes])
+        pages = render_pages(ctx, rendered, made=listed.keys())
         pages.update(reuse.pages)
-        pages.update(indexes)
+        pages.update(listed)
     with clock("charts"):
         svgs = pending.finish(lambda done, total: tell("rendering charts", done, total))
     if renderers is not None:

@@ -19,9 +19,10 @@ in a fraction of a millisecond). A site with static charts makes every
 page (its SVGs are written from the chart cache, not from here). Entries the latest
 build did not use are removed.
 
-The index pages (all cases, by machine, by class, by tag, ...) list every case: one is
-kept when its context, every row of it as it prints, is that of an earlier build, so
-that a change that alters none of its rows does not render it again.
+The home page, the machine pages and the index pages (all cases, by machine, by class,
+by tag, ...) list every case: one is kept when its context, every row and chart input
+of it as it prints, is that of an earlier build, so that a change that alters none of
+its rows does not render it again.
 
 The model's dataclasses print every field (none is left out of its ``repr``), so two
 cases with the same key were built from the same data; a test holds the model to that.
@@ -45,7 +46,7 @@ from roofgen.datafiles import data_dir
 from roofgen.files import prune_cache_entries, write_cache_entry
 from roofgen.model import Machine
 from roofgen.review.history import History
-from roofgen.site.pagetypes import CasePage, IndexPage
+from roofgen.site.pagetypes import CasePage, HomePage, IndexPage, MachinePage
 from roofgen.site.sections.history import history_section
 from roofgen.spec.file_cache import roofgen_digest
 from roofgen.version import versions
@@ -54,11 +55,13 @@ __all__ = ["CachedPage", "CasePageCache", "Reuse", "open_cache"]
 
 _FOLDER = "pages"
 _PREFIX = "case-"
-_INDEX = "index-"
+_LISTS = "list-"
 _SUFFIX = ".md"
 _FORMAT = 1
 _FIELDS = ("roofgen_case_page", "path", "charts", "bytes")
 _SHAPE = set(_FIELDS)
+#: The pages that list every case (the home page, the machine pages, the index pages).
+SitePage = HomePage | MachinePage | IndexPage
 #: Distributions whose version decides a case page's Markdown.
 _RENDERING = ("jinja2", "pyyaml", "markupsafe")
 
@@ -108,9 +111,10 @@ class CasePageCache:
         self._used.add(digest)
         return digest
 
-    def index_key(self, page: IndexPage) -> str:
-        """The key of an index page: its context as it prints (every row of it)."""
-        text = f"{_FORMAT}\0{self.context}\0index\0{page!r}"
+    def page_key(self, page: SitePage) -> str:
+        """The key of a page of every case (the home page, a machine page, an index
+        page): its context as it prints, every row and chart input of it."""
+        text = f"{_FORMAT}\0{self.context}\0{type(page).__name__}\0{page!r}"
         digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
         self._used.add(digest)
         return digest
@@ -141,7 +145,7 @@ class CasePageCache:
 
     def prune(self) -> None:
         """Remove the entries this build did not use."""
-        for prefix in (_PREFIX, _INDEX):
+        for prefix in (_PREFIX, _LISTS):
             prune_cache_entries(self.dir, prefix, _SUFFIX, self._used)
 
 
@@ -185,8 +189,8 @@ class Reuse:
         self.cache = cache
         self.keys: dict[str, str] = {}
         self.hits: dict[str, CachedPage] = {}
-        self.index_hits: dict[str, str] = {}  # docs path -> Markdown
-        self._index_keys: dict[str, str] = {}
+        self.page_hits: dict[str, str] = {}  # docs path -> Markdown
+        self._page_keys: dict[str, str] = {}
 
     @classmethod
     def find(
@@ -221,15 +225,15 @@ class Reuse:
         rest = tuple(c for c in analysis.cases if c.case.id not in self.hits)
         return advise(replace(analysis, cases=rest), ruleset)
 
-    def indexes(self, pages: Sequence[IndexPage]) -> dict[str, str]:
-        """The index pages in the cache, by docs path (the others are made and stored)."""
+    def kept(self, pages: Sequence[SitePage]) -> dict[str, str]:
+        """Those of ``pages`` in the cache, by docs path (the others are made and stored)."""
         if self.cache is not None:
             for page in pages:
-                key = self._index_keys[page.path] = self.cache.index_key(page)
-                found = self.cache.get(key, _INDEX)
+                key = self._page_keys[page.path] = self.cache.page_key(page)
+                found = self.cache.get(key, _LISTS)
                 if found is not None and found.path == page.path and found.charts == 0:
-                    self.index_hits[page.path] = found.text
-        return self.index_hits
+                    self.page_hits[page.path] = found.text
+        return self.page_hits
 
     @property
     def pages(self) -> dict[str, str]:
@@ -252,7 +256,7 @@ class Reuse:
                 continue
             charts = len({slot.key for slot in (*page.charts, *page.section_charts)})
             self.cache.put(key, CachedPage(page.path, pages[page.path], charts))
-        for path, key in self._index_keys.items():
-            if path not in self.index_hits and path in pages:
-                self.cache.put(key, CachedPage(path, pages[path], 0), _INDEX)
+        for path, key in self._page_keys.items():
+            if path not in self.page_hits and path in pages:
+                self.cache.put(key, CachedPage(path, pages[path], 0), _LISTS)
         self.cache.prune()

@@ -140,15 +140,18 @@ def _front_matter(title: str) -> str:
 def render_pages(
     ctx: SiteContext, charts: Mapping[str, RenderedChart], made: Collection[str] = ()
 ) -> dict[str, str]:
-    """Every Markdown page of the site: docs path -> text (but the index pages whose
-    docs paths are in ``made``: the build has them from an earlier build)."""
+    """Every Markdown page of the site: docs path -> text (but the home, machine and
+    index pages whose docs paths are in ``made``: the build has them from an earlier
+    build)."""
     chart_values = {
         key: {"block": Markdown(chart.block.rstrip("\n")), "svg": chart.svg}
         for key, chart in charts.items()
     }
-    pages = {
-        ctx.home.path: _render("home.md.j2", ctx.home.path, page=ctx.home, charts=chart_values)
-    }
+    pages = {}
+    if ctx.home.path not in made:
+        pages[ctx.home.path] = _render(
+            "home.md.j2", ctx.home.path, page=ctx.home, charts=chart_values
+        )
     for case in ctx.cases:
         pages[case.path] = _front_matter(case.title) + _render(
             "case.md.j2",
@@ -158,6 +161,8 @@ def render_pages(
             method_path=ctx.method_path,
         )
     for machine in ctx.machines:
+        if machine.path in made:
+            continue
         pages[machine.path] = _render(
             "machine.md.j2", machine.path, page=machine, charts=chart_values
         )

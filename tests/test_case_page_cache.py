@@ -11,7 +11,9 @@ import dataclasses
 import importlib
 import inspect
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -201,3 +203,32 @@ def test_every_field_of_the_model_is_in_its_repr(module):
             assert all(f.repr for f in dataclasses.fields(value)), value
             found += 1
     assert found >= 5 if module != "roofgen.analysis.findings" else found >= 1
+
+
+def _git(repo: Path, *args: str, when: int = 0) -> None:
+    env = {**os.environ, "GIT_AUTHOR_DATE": f"{1767225600 + when} +0000",
+           "GIT_COMMITTER_DATE": f"{1767225600 + when} +0000"}  # fmt: skip
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                   cwd=repo, env=env, capture_output=True, check=True)  # fmt: skip
+
+
+def test_a_commit_to_one_case_remakes_its_page_with_its_history(tmp_path):
+    """In a repository, each case page has a history section: a commit that changes one
+    case changes that case's history only."""
+    root = _project(tmp_path, "a100-kernels")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "Add the cases", when=0)
+    first = _build(root, "cache")
+    assert "History" in (root / "site" / "cases" / "vector-add" / "index.md").read_text("utf-8")
+    _edit(root / "specs" / "vector-add.yaml", "title: ", "title: Faster ")
+    _git(root, "commit", "-qam", "Faster", when=60)
+    again = _build(root, "cache")
+    assert (first.reused_pages, again.reused_pages) == (0, 2)
+    _same_as_cold(root, again)
+    # A commit that changes no data of the case still adds a point to its history.
+    _edit(root / "specs" / "gemm-large.yaml", "title: ", "# a comment\ntitle: ")
+    _git(root, "commit", "-qam", "A comment", when=120)
+    again = _build(root, "cache")
+    assert again.reused_pages == 2
+    _same_as_cold(root, again)

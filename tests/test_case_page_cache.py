@@ -31,13 +31,21 @@ def _project(tmp_path: Path, name: str) -> Path:
     return root
 
 
-def _build(root: Path, cache: str, output: str = "site", markdown_only: bool = True, **settings):
+def _build(
+    root: Path,
+    cache: str,
+    output: str = "site",
+    markdown_only: bool = True,
+    clean: bool = False,
+    **settings,
+):
     result = build_site(
         [root / "specs"],
         make_settings(root, **settings),
         root / output,
         markdown_only=markdown_only,
         cache_dir=root / cache,
+        clean=clean,
     )
     assert result.ok, [p.format() for p in result.problems]
     return result
@@ -84,6 +92,15 @@ def test_nothing_changed_reuses_every_case_page(tmp_path):
     again = _build(root, "cache")
     assert again.reused_pages == 3
     assert _tree(root / "site") == before
+
+
+def test_clean_makes_every_page_and_stores_them(tmp_path):
+    root = _project(tmp_path, "a100-kernels")
+    _build(root, "cache")
+    before = _tree(root / "site")
+    assert _build(root, "cache", clean=True).reused_pages == 0
+    assert _tree(root / "site") == before
+    assert _build(root, "cache").reused_pages == 3
 
 
 def test_a_changed_machine_remakes_every_case_that_names_it_and_only_those(tmp_path):

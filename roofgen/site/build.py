@@ -146,7 +146,7 @@ def build_site(
     with clock("context"):
         found = site_history(settings, cache.folder)
         reuse = Reuse.find(
-            open_cache(cache.folder, settings, static=static),
+            open_cache(cache.folder, settings, static=static, fresh=clean),
             checked.analysis.cases,
             checked.specs.machines,
             checked.findings,

@@ -81,9 +81,10 @@ class CasePageCache:
     """Case pages under ``folder/pages`` for the build of ``context`` (the digest of
     everything every page depends on: settings, rules, roofgen, templates)."""
 
-    def __init__(self, folder: Path, context: str) -> None:
+    def __init__(self, folder: Path, context: str, *, fresh: bool = False) -> None:
         self.dir = Path(folder) / _FOLDER
         self.context = context
+        self.fresh = fresh  # make every page (and store it): nothing is read
         self._used: set[str] = set()
 
     def key(
@@ -121,6 +122,8 @@ class CasePageCache:
 
     def get(self, key: str, prefix: str = _PREFIX) -> CachedPage | None:
         """The page stored under ``key``, or None."""
+        if self.fresh:
+            return None
         try:
             raw = (self.dir / f"{prefix}{key}{_SUFFIX}").read_bytes()
             head, _, body = raw.partition(b"\n")
@@ -149,16 +152,19 @@ class CasePageCache:
             prune_cache_entries(self.dir, prefix, _SUFFIX, self._used)
 
 
-def open_cache(folder: Path | None, settings: Settings, *, static: bool) -> CasePageCache | None:
+def open_cache(
+    folder: Path | None, settings: Settings, *, static: bool, fresh: bool = False
+) -> CasePageCache | None:
     """The case page cache of a build, or None: no cache folder, static charts, or a
-    rules file or template that cannot be read (then every page is made)."""
+    rules file or template that cannot be read (then every page is made). ``fresh``
+    (``--clean``): every page is made, and stored for the next build."""
     if folder is None or static:
         return None
     try:
         context = _context(settings)
     except OSError:
         return None
-    return CasePageCache(folder, context)
+    return CasePageCache(folder, context, fresh=fresh)
 
 
 def _context(settings: Settings) -> str:

@@ -31,6 +31,7 @@ from roofgen.problems import Problem, Severity
 from roofgen.site import lastbuild
 from roofgen.site.cachedir import Cache
 from roofgen.site.cachedir import choose as choose_cache
+from roofgen.site.casecache import Reuse, open_cache
 from roofgen.site.charts import Chart, ChartStats, ChartStore
 from roofgen.site.context import ChartSlot, SiteContext, build_context
 from roofgen.site.errors import BuildError
@@ -39,7 +40,7 @@ from roofgen.site.mkdocs_run import run_mkdocs, source_date_epoch
 from roofgen.site.output import MARKER, MARKER_TEXT, check_output, staging, swap
 from roofgen.site.pages import RenderedChart, render_mkdocs_yml, render_pages
 from roofgen.site.renderers import Renderers
-from roofgen.site.sections.history import add_history
+from roofgen.site.sections.history import site_history, with_history
 
 if TYPE_CHECKING:
     from roofgen.pipeline import CheckResult
@@ -68,6 +69,7 @@ class BuildResult:
     notes: list[str] = field(default_factory=list)
     pages: int = 0
     charts: int = 0
+    reused_pages: int = 0  # case pages taken from an earlier build (roofgen.site.casecache)
     chart_stats: ChartStats = field(default_factory=ChartStats)
     timings: dict[str, float] = field(default_factory=dict)  # step -> seconds
 
@@ -137,10 +139,19 @@ def build_site(
         result.problems.append(Problem(str(output), 0, 0, "", str(exc)))
         return result
 
-    # 2. Page contexts from the analysis.
+    # 2. Page contexts from the analysis; the pages of unchanged cases from the cache.
     tell("preparing pages", 0, 0)
+    site = settings.site
+    static = bool(site.get("static_charts"))
     with clock("context"):
-        site = settings.site
+        found = site_history(settings, cache.folder)
+        reuse = Reuse.find(
+            open_cache(cache.folder, settings, static=static, fresh=clean),
+            checked.analysis.cases,
+            checked.specs.machines,
+            checked.findings,
+            found,
+        )
         ctx = build_context(
             checked.analysis,
             checked.specs.machines,
@@ -148,12 +159,14 @@ def build_site(
             description=str(site.get("description", "")),
             extra_nav=extras.nav,
             findings=checked.findings,
-            advice=checked.advice,
+            advice=reuse.advice(checked.analysis, checked.ruleset)
+            if reuse.hits
+            else checked.advice,
+            reused=reuse.hits.keys(),
         )
-        ctx = add_history(ctx, settings, cache.folder)
+        ctx = with_history(ctx, found)
 
     # 3. Charts: Vega-Lite specs, and SVGs if asked for, from the cache where unchanged.
-    static = bool(site.get("static_charts"))
     store = ChartStore(cache.folder, renderers if renderers and renderers.count else None)
     with clock("charts"):
         charts = {slot.key: store.chart(slot.input) for slot in ctx.charts}
@@ -163,14 +176,20 @@ def build_site(
     tell("writing pages", 0, 0)
     with clock("pages"):
         rendered = _chart_blocks(ctx, charts, static)
-        pages = render_pages(ctx, rendered)
+        listed = reuse.kept([ctx.home, *ctx.machines, *ctx.indexes])
+        pages = render_pages(ctx, rendered, made=listed.keys())
+        pages.update(reuse.pages)
+        pages.update(listed)
     with clock("charts"):
         svgs = pending.finish(lambda done, total: tell("rendering charts", done, total))
     if renderers is not None:
         renderers.close()  # before MkDocs: a renderer holds some 200 MB
     result.chart_stats = store.stats
     result.pages = len(pages) + len(extras.pages)
-    result.charts = len(rendered)
+    result.charts = len(rendered) + reuse.charts
+    result.reused_pages = len(reuse.hits)
+    with clock("write"):
+        reuse.store(ctx.cases, pages)
 
     # 5. The MkDocs project in a temporary folder beside the output, 6. MkDocs,
     # 7. the new tree swapped in for the old one.

@@ -10,7 +10,7 @@ the templates make them relative to the page.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from roofgen.advice import Advice
 from roofgen.analysis.analyse import Analysis
@@ -110,9 +110,13 @@ def build_context(
     extra_nav: Sequence[NavEntry] = (),
     findings: Sequence[Finding] = (),
     advice: Advice | None = None,
+    reused: Collection[str] = (),
 ) -> SiteContext:
     """Every page's context, from the analysis and the machines it refers to (with the
-    plausibility ``findings`` and the rules' ``advice`` where the check produced them)."""
+    plausibility ``findings`` and the rules' ``advice`` where the check produced them).
+
+    The cases of ids ``reused`` have no page context: the build has their pages from an
+    earlier build (:mod:`roofgen.site.casecache`); the index pages list every case."""
     from roofgen.site.methods import method_nav, method_pages
 
     used_machines = [machines[m.machine.id] for m in analysis.machines]
@@ -121,7 +125,9 @@ def build_context(
     for finding in findings:  # grouped once: each case page reads its own
         by_case.setdefault(finding.case, []).append(finding)
     cases = tuple(
-        case_page(c, machines, analysis, by_case.get(c.case.id, ()), advice) for c in analysis.cases
+        case_page(c, machines, analysis, by_case.get(c.case.id, ()), advice)
+        for c in analysis.cases
+        if c.case.id not in reused
     )
     machine_pages = tuple(machine_page(m, analysis, analysis.cases) for m in used_machines)
     dates = [c.case.date for c in analysis.cases if c.case.date]

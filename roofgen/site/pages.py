@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -137,15 +137,21 @@ def _front_matter(title: str) -> str:
     return f"---\n{text}---\n"
 
 
-def render_pages(ctx: SiteContext, charts: Mapping[str, RenderedChart]) -> dict[str, str]:
-    """Every Markdown page of the site: docs path -> text."""
+def render_pages(
+    ctx: SiteContext, charts: Mapping[str, RenderedChart], made: Collection[str] = ()
+) -> dict[str, str]:
+    """Every Markdown page of the site: docs path -> text (but the home, machine and
+    index pages whose docs paths are in ``made``: the build has them from an earlier
+    build)."""
     chart_values = {
         key: {"block": Markdown(chart.block.rstrip("\n")), "svg": chart.svg}
         for key, chart in charts.items()
     }
-    pages = {
-        ctx.home.path: _render("home.md.j2", ctx.home.path, page=ctx.home, charts=chart_values)
-    }
+    pages = {}
+    if ctx.home.path not in made:
+        pages[ctx.home.path] = _render(
+            "home.md.j2", ctx.home.path, page=ctx.home, charts=chart_values
+        )
     for case in ctx.cases:
         pages[case.path] = _front_matter(case.title) + _render(
             "case.md.j2",
@@ -155,10 +161,14 @@ def render_pages(ctx: SiteContext, charts: Mapping[str, RenderedChart]) -> dict[
             method_path=ctx.method_path,
         )
     for machine in ctx.machines:
+        if machine.path in made:
+            continue
         pages[machine.path] = _render(
             "machine.md.j2", machine.path, page=machine, charts=chart_values
         )
     for index in ctx.indexes:
+        if index.path in made:
+            continue
         pages[index.path] = _render("index_by.md.j2", index.path, page=index)
     pages[ctx.method_path] = method_page()
     pages.update(guide_pages(GENERATED_MD))  # the Guide: tutorial, measuring, spec reference

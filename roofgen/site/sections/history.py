@@ -20,7 +20,7 @@ from roofgen.review.history_report import history_chart_input
 from roofgen.site.pagetypes import SiteContext
 from roofgen.site.sections.base import Section, slot
 
-__all__ = ["add_history", "history_section", "site_history"]
+__all__ = ["add_history", "history_section", "site_history", "with_history"]
 
 INTRO = (
     "The time of one call of each launch at every commit that changed this case (its "
@@ -59,7 +59,11 @@ def history_section(case_id: str, title: str, found: History) -> Section | None:
 
 def add_history(ctx: SiteContext, settings: Settings, cache_folder: Path | None) -> SiteContext:
     """``ctx`` with a history section on every case page that has a history."""
-    found = site_history(settings, cache_folder)
+    return with_history(ctx, site_history(settings, cache_folder))
+
+
+def with_history(ctx: SiteContext, found: History | None) -> SiteContext:
+    """``ctx`` with the history ``found`` (None: none) on the case pages it holds."""
     if found is None:
         return ctx
     pages = []

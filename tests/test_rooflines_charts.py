@@ -3,6 +3,7 @@ round trip, the roofs and points in the data, and byte-stable SVG."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -273,6 +274,25 @@ def test_instruction_walls_far_below_one_keep_their_place() -> None:
         "stride >= 1e-60 B; shared, 32-way bank conflict (1/32)",
         "stride 0; shared, no bank conflict (1)",
     ]
+
+
+def test_instruction_legend_lists_only_the_levels_the_machine_has() -> None:
+    """A machine without an L2 level (the H200 of the examples) has no L2 wall and no L2
+    point: its legend listed 'llc' anyway, an entry drawn nowhere on the chart."""
+    from dataclasses import replace
+
+    base = INPUTS["instruction"]
+    assert isinstance(base, InstructionInput)
+    no_l2 = replace(base, walls=tuple(w for w in base.walls if w.role != "llc"))
+
+    def domains(spec: dict[str, Any]) -> list[list[str]]:
+        found = re.findall(r'"domain": \[([^\]]*)\]', json.dumps(spec))
+        return [re.findall(r'"([a-z0-9]+)"', d) for d in found]
+
+    assert ["l1", "llc", "device"] in domains(build_chart(base))
+    levels = domains(build_chart(no_l2))
+    assert ["l1", "device"] in levels
+    assert not any("llc" in d for d in levels)
 
 
 def test_runtime_chart_with_a_count_beyond_any_json_integer_renders() -> None:

@@ -301,7 +301,11 @@ def _panel(
 
 
 def _chart(inp: InstructionInput, width: int, height: int) -> dict[str, Any]:
-    level_roles = ["l1", "llc", "device"]
+    # Only the levels the machine has (or points sit at): a legend entry for a level
+    # without a wall or a point would be drawn nowhere.
+    present = {w.role for w in inp.walls} | {p.role for p in inp.points}
+    all_levels: list[str] = ["l1", "llc", "device"]
+    level_roles = [r for r in all_levels if r in present] or all_levels
     pattern_roles = ["global", "shared"]
     # Top panel: levels.
     lpoints = _point_rows(inp, set(level_roles))

@@ -116,7 +116,7 @@ def _stats(m: Measurement) -> str:
     t = m.time
     parts = []
     if t.repeats:
-        parts.append(f"median of {t.repeats} repeats")
+        parts.append(f"{t.statistic} of {t.repeats} repeats")
     if t.q1_s is not None and t.q3_s is not None:
         parts.append(f"q1 {fmt_time(t.q1_s)}, q3 {fmt_time(t.q3_s)}")
     if m.timing:

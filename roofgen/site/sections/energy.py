@@ -31,13 +31,23 @@ def energy_model(machine: Machine, precision: str) -> EnergyModel | None:
     device = device_level(machine)
     if power is None or device is None:
         return None
-    e_flop = power.energy_per_flop_j.get(precision.removesuffix("-sparse"))
+    units = [u for u in machine.compute if precision in u.peaks]
+    if not units:
+        return None
+    # The unit with the highest peak for the precision: its own coefficient (what `fit
+    # energy` writes), else the machine's for the precision.
+    unit = max(units, key=lambda u: u.peaks[precision].value())
+    e_flop = power.energy_per_flop(unit, precision.removesuffix("-sparse"))
     e_byte = power.energy_per_byte_j.get(device.id)
-    peaks = [u.peaks[precision].value() for u in machine.compute if precision in u.peaks]
-    if e_flop is None or e_byte is None or power.constant_w is None or not peaks:
+    if e_flop is None or e_byte is None or power.constant_w is None:
         return None
     return EnergyModel(
-        precision, e_flop, e_byte, power.constant_w, max(peaks), device.bandwidth.value()
+        precision,
+        e_flop,
+        e_byte,
+        power.constant_w,
+        unit.peaks[precision].value(),
+        device.bandwidth.value(),
     )
 
 

@@ -7,6 +7,7 @@ Tests take them as fixtures (``a100``, ``gpu_machine_yaml``, ``make_settings`` i
 from __future__ import annotations
 
 import copy
+import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -134,3 +135,15 @@ def plausibility_findings(machine: dict[str, Any], measurement: dict[str, Any]) 
     }
     specs = Specs({machine["id"]: build.machine(machine)}, (build.case(case),))
     return check(specs, analyse(specs), shipped_rules())
+
+
+def generated_specs(folder: Path, cases: int) -> Path:
+    """Specs as the benchmarks write them (``bench/bench_site.py``): one machine, cases
+    of 10 kernels x 2 variants (end-to-end times, operator models, sweeps)."""
+    where = Path(__file__).resolve().parents[1] / "bench" / "bench_site.py"
+    spec = importlib.util.spec_from_file_location("bench_site", where)
+    assert spec is not None and spec.loader is not None
+    bench_site = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_site)
+    path: Path = bench_site.write_specs(folder, cases)
+    return path

@@ -7,12 +7,12 @@ number of cases the way the whole-project path's does."""
 from __future__ import annotations
 
 import gc
-import importlib.util
 import shutil
 import tracemalloc
 from pathlib import Path
 
 import pytest
+from specdata import generated_specs
 
 from roofgen.advice import Advice
 from roofgen.analysis.analyse import CaseResult
@@ -23,17 +23,6 @@ from roofgen.spec.load import survey
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "tests" / "cases"
-
-
-def _generated(folder: Path, cases: int) -> Path:
-    """Specs as the benchmarks write them: one machine, cases of 10 kernels x 2
-    variants (end-to-end times, operator models, sweeps)."""
-    spec = importlib.util.spec_from_file_location("bench_site", ROOT / "bench" / "bench_site.py")
-    assert spec is not None and spec.loader is not None
-    bench_site = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench_site)
-    path: Path = bench_site.write_specs(folder, cases)
-    return path
 
 
 def _each(paths: list[Path], indent: int | None, **options: object) -> tuple[CheckResult, str]:
@@ -54,7 +43,7 @@ def _whole(paths: list[Path], indent: int | None, **options: object) -> tuple[Ch
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _generated(tmp_path_factory.mktemp("generated") / "specs", 12)
+    return generated_specs(tmp_path_factory.mktemp("generated") / "specs", 12)
 
 
 @pytest.mark.parametrize("indent", [None, 2])
@@ -190,7 +179,7 @@ def test_memory_held_does_not_grow_with_the_cases_as_the_whole_paths_does(
     # JSON is written; one case at a time holds, besides the case being analysed, each
     # earlier case's JSON compressed. Measured as bytes held (not peaks, which one
     # case's transient work decides), per case.
-    few, many = _generated(tmp_path / "few", 2), _generated(tmp_path / "many", 8)
+    few, many = generated_specs(tmp_path / "few", 2), generated_specs(tmp_path / "many", 8)
     _held_each([few])  # imports and first-use tables, outside the measurement
     per_case_whole = (_held_whole([many]) - _held_whole([few])) / 6
     held = _held_each([many])

@@ -4,7 +4,6 @@ generated set of many cases; compact into files and pipes, indented on a termina
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from specdata import generated_specs
 
 from roofgen.api import analysis_document, analysis_json_chunks, check
 from roofgen.cli import main
@@ -22,20 +22,9 @@ from roofgen.report.jsontext import dumps, finite, stream
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _generated(folder: Path, cases: int) -> Path:
-    """Specs as bench/bench_scale.py writes them: one machine, cases of 10 kernels x 2
-    variants (end-to-end times, operator models, sweeps of speedups)."""
-    spec = importlib.util.spec_from_file_location("bench_site", ROOT / "bench" / "bench_site.py")
-    assert spec is not None and spec.loader is not None
-    bench_site = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench_site)
-    path: Path = bench_site.write_specs(folder, cases)
-    return path
-
-
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CheckResult]:
-    generated = _generated(tmp_path_factory.mktemp("generated") / "specs", 12)
+    generated = generated_specs(tmp_path_factory.mktemp("generated") / "specs", 12)
     out = {"examples": check([ROOT / "specs"]), "generated": check([generated])}
     for result in out.values():
         assert not result.failed(), [p.format() for p in result.problems]

@@ -115,6 +115,24 @@ def _load(
     return result
 
 
+def _by_id(
+    docs: list[tuple[Document, str]], problems: list[Problem], broken: set[str]
+) -> tuple[dict[str, Document], dict[str, Document]]:
+    """The machine and case documents by id (duplicates reported into ``problems``).
+    Machines the cases name that the specs do not hold come from roofgen's machine
+    library (roofgen/machines); a machine file in the specs with the same id wins. Every
+    machine is checked; machines with errors of their own are added to ``broken``."""
+    machines = _index(docs, "machine", problems)
+    cases = _index(docs, "case", problems)
+    library = machine_library.resolve(cases.values(), machines, broken)
+    problems += library.problems
+    broken |= library.broken
+    machines = {**machines, **library.documents}
+    for doc in machines.values():
+        problems += crossrefs.check_machine(doc)
+    return machines, cases
+
+
 def _read(
     path: Path,
     shown: str,
@@ -172,17 +190,8 @@ def load_documents(
     (``cache`` and ``known``: see :func:`load`; ``index``: the partial documents of
     unchanged case files and their stored checks, :mod:`roofgen.spec.check_index`)."""
     problems = list(problems)
-    machines_docs = _index(docs, "machine", problems)
-    case_docs = _index(docs, "case", problems)
-    # Machines the cases name that the specs do not hold come from roofgen's machine
-    # library (roofgen/machines); a machine file in the specs with the same id wins.
-    library = machine_library.resolve(case_docs.values(), machines_docs, broken_machines)
-    problems += library.problems
-    broken_machines |= library.broken
-    machines_docs = {**machines_docs, **library.documents}
+    machines_docs, case_docs = _by_id(docs, problems, broken_machines)
     machine_data = {ident: doc.data for ident, doc in machines_docs.items()}
-    for doc in machines_docs.values():
-        problems += crossrefs.check_machine(doc)
     if index is not None:
         problems += index.cross_check(case_docs, machine_data, broken_machines)
     else:
@@ -384,14 +393,7 @@ def survey(
             where[shown] = path
     if cache is not None:
         cache.prune()
-    machines = _index(docs, "machine", problems)
-    cases = _index(docs, "case", problems)
-    library = machine_library.resolve(cases.values(), machines, broken)
-    problems += library.problems
-    broken |= library.broken
-    machines = {**machines, **library.documents}
-    for doc in machines.values():
-        problems += crossrefs.check_machine(doc)
+    machines, cases = _by_id(docs, problems, broken)
     names = tuple(_display(p, display_root) for p in files)
     found = {i: (where[d.file], d.file) for i, d in cases.items()}
     return Survey(problems, names, machines, broken, found, cache)

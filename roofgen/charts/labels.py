@@ -89,13 +89,15 @@ class Box:
 
     def overlaps(self, other: Box) -> bool:
         """Separating-axis test of two oriented rectangles."""
+        return not self.apart(other) and self._crossing(other)
+
+    def _crossing(self, other: Box) -> bool:
+        """:meth:`overlaps` for boxes whose upright bounds are not :meth:`apart`."""
         if self.angle % 180 == 0 and other.angle % 180 == 0:
             return (
                 abs(self.cx - other.cx) < (self.w + other.w) / 2
                 and abs(self.cy - other.cy) < (self.h + other.h) / 2
             )
-        if self.apart(other):
-            return False
         a, b = self._corners(), other._corners()
         for nx, ny, lo, hi in self._axes():
             pb = [nx * x + ny * y for x, y in b]
@@ -288,15 +290,9 @@ def _add_overlaps(
 ) -> float:
     """``cost`` plus ``weight`` for each of ``others`` that ``box`` overlaps, counted
     until the cost reaches ``best_cost`` (more would not change the choice)."""
-    cx, cy = box.cx, box.cy
-    ex, ey = box.extent()
     for other in others:
         if cost >= best_cost:
             break
-        ox, oy = other.extent()
-        # Upright boxes around both apart by more than rounding: so are the boxes.
-        if abs(cx - other.cx) > ex + ox + 1e-6 or abs(cy - other.cy) > ey + oy + 1e-6:
-            continue
         cost += weight * box.overlaps(other)
     return cost
 

@@ -197,7 +197,8 @@ def test_conflicting_library_pins_across_unchanged_cases_are_found_warm(specs, t
             {
                 **e,
                 "entries": {
-                    k: {**v, "positions": [[["id"], 0, 1]]} for k, v in e["entries"].items()
+                    k: {**v, "positions": {"paths": [["id"]], "lines": [0], "columns": [1]}}
+                    for k, v in e["entries"].items()
                 },
             }
         ),

@@ -28,7 +28,7 @@ from typing import Any
 from roofgen.files import write_cache_entry
 from roofgen.problems import Problem
 from roofgen.spec import crossrefs, schema
-from roofgen.spec.file_cache import DocumentCache
+from roofgen.spec.file_cache import DocumentCache, position_table, read_positions
 from roofgen.spec.result_cache import is_row, machines_digest, problem, row
 from roofgen.spec.yamlload import Document, PathKey, load_file
 
@@ -179,26 +179,15 @@ def _wanted(path: PathKey) -> bool:
     return not path or path[0] in ("id", "machines")
 
 
-def _table(positions: dict[PathKey, tuple[int, int]]) -> list[list[Any]]:
-    return [[list(p), line, column] for p, (line, column) in positions.items() if _wanted(p)]
+def _table(positions: dict[PathKey, tuple[int, int]]) -> dict[str, list[Any]]:
+    return position_table({p: at for p, at in positions.items() if _wanted(p)})
 
 
 def _positions(table: Any) -> dict[PathKey, tuple[int, int]] | None:
-    if not isinstance(table, list):
+    positions = read_positions(table)
+    if positions is None or not all(_wanted(p) for p in positions):
         return None
-    out: dict[PathKey, tuple[int, int]] = {}
-    for item in table:
-        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], list)):
-            return None
-        path, line, column = item
-        if not all(type(k) is str or type(k) is int for k in path):
-            return None
-        if not (type(line) is int and type(column) is int and line >= 1 and column >= 1):
-            return None
-        if not _wanted(tuple(path)):
-            return None
-        out[tuple(path)] = (line, column)
-    return out
+    return positions
 
 
 def _ref(value: Any) -> bool:

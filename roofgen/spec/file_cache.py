@@ -107,8 +107,8 @@ def _entry(doc: Document, kind: str) -> bytes:
         "kind": kind,
         "numbers_in_range": doc.numbers_in_range,
         "data": doc.data,
-        "positions": _table(doc.positions),
-        "key_positions": _table(doc.key_positions),
+        "positions": position_table(doc.positions),
+        "key_positions": position_table(doc.key_positions),
     }
     # Every value a document holds is a JSON value: str, int, float (NaN and infinities
     # too, as Python's json writes and reads them), bool, None, lists and str-keyed
@@ -131,14 +131,14 @@ def _document(entry: Any, display: str) -> tuple[Document, str] | None:
         return None
     if not isinstance(data, dict) or data.get("kind") != kind:
         return None
-    positions = _positions(entry["positions"])
-    key_positions = _positions(entry["key_positions"])
+    positions = read_positions(entry["positions"])
+    key_positions = read_positions(entry["key_positions"])
     if positions is None or key_positions is None or () not in positions:
         return None
     return Document(display, data, positions, key_positions, in_range), kind
 
 
-def _table(positions: dict[PathKey, tuple[int, int]]) -> dict[str, list[Any]]:
+def position_table(positions: dict[PathKey, tuple[int, int]]) -> dict[str, list[Any]]:
     """Positions as three columns, which load several times faster than rows."""
     return {
         "paths": [list(p) for p in positions],
@@ -147,8 +147,8 @@ def _table(positions: dict[PathKey, tuple[int, int]]) -> dict[str, list[Any]]:
     }
 
 
-def _positions(table: Any) -> dict[PathKey, tuple[int, int]] | None:
-    """The positions of a table :func:`_table` wrote, or None. The checks run in C
+def read_positions(table: Any) -> dict[PathKey, tuple[int, int]] | None:
+    """The positions of a table :func:`position_table` wrote, or None. The checks run in C
     (``map``, ``set``, ``min``): a spec of 10,000 values has 20,000 positions."""
     if not isinstance(table, dict) or table.keys() != {"paths", "lines", "columns"}:
         return None

@@ -8,7 +8,8 @@ the site build, ``roofgen new case``, the notebook API and the CLI all read its
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
@@ -121,10 +122,8 @@ def check(
     key = check_cache.key(paths, thresholds, rules_file, display_root)
     if on_miss is not None and not check_cache.passed_before(cache_dir, key):
         on_miss()
-    units = Path(cache_dir) / f"units-{check_cache.roofgen_digest()[:16]}.json"
-    held = quantity.read_unit_table(units)
-    result = _check(paths, thresholds, rules_file, display_root, cache_dir, problems_only)
-    quantity.write_unit_table(units, held)
+    with _unit_table(cache_dir):
+        result = _check(paths, thresholds, rules_file, display_root, cache_dir, problems_only)
     if not result.failed():
         check_cache.remember(cache_dir, key)
     return result
@@ -138,42 +137,23 @@ def _check(
     cache_dir: Path | None = None,
     problems_only: bool = False,
 ) -> CheckResult:
-    problems: list[Problem] = []
-    rules = shipped_rules()
-    # The recommendation rules: a result with problems only holds none, but a team's
-    # rules file is still checked against the shipped ones.
-    ruleset = None
-    if not problems_only:
-        from roofgen.advice.load import shipped_ruleset
-
-        ruleset = shipped_ruleset()
-    if rules_file is not None:
-        team, found = _team_document(rules_file, display_root)
-        problems += found
-        if team is not None:
-            from roofgen.advice.load import shipped_ruleset, team_ruleset
-
-            rules = merge_rules(rules, rules_from_data(team.data))
-            ruleset, found = team_ruleset(ruleset or shipped_ruleset(), team)
-            problems += found
+    # A result with problems only holds no recommendation rules (`check` imports no
+    # recommendation engine), but a team's rules file is still checked.
+    rules, ruleset, problems = _rules(rules_file, display_root, not problems_only)
     known = None
     if problems_only and cache_dir is not None and not problems:
         known = ResultCache(cache_dir, repr((1, thresholds, rules)))
     loaded = load(paths, display_root=display_root, cache_dir=cache_dir,
                   known=known.known if known is not None else None)  # fmt: skip
     problems += loaded.problems
-    if loaded.specs is None or any(p.severity is Severity.ERROR for p in problems):
+    if loaded.specs is None or _has_error(problems):
         return CheckResult(loaded.files, sort_problems(problems), None, None)
     analysis = analyse(loaded.specs, thresholds)
     findings = plausibility_check(loaded.specs, analysis, rules)
     findings += check_cases(loaded.specs, analysis, rules)
     by_case: dict[str, list[Problem]] = {c.id: [] for c in loaded.specs.cases}
     for finding in findings:
-        doc = loaded.case_documents[finding.case]
-        severity = Severity.WARNING if finding.severity == "warning" else Severity.NOTE
-        by_case[finding.case].append(
-            doc.problem(finding.path, finding.message, severity=severity, code=finding.rule)
-        )
+        by_case[finding.case].append(_located(loaded.case_documents[finding.case], finding))
     for case_problems in by_case.values():
         problems += case_problems
     if known is not None:
@@ -203,10 +183,8 @@ def check_each(
     """
     if cache_dir is None:
         return _check_each(paths, each, thresholds, rules_file, display_root, None)
-    units = Path(cache_dir) / f"units-{check_cache.roofgen_digest()[:16]}.json"
-    held = quantity.read_unit_table(units)
-    result = _check_each(paths, each, thresholds, rules_file, display_root, cache_dir)
-    quantity.write_unit_table(units, held)
+    with _unit_table(cache_dir):
+        result = _check_each(paths, each, thresholds, rules_file, display_root, cache_dir)
     if not result.failed():
         check_cache.remember(
             cache_dir, check_cache.key(paths, thresholds, rules_file, display_root)
@@ -223,18 +201,10 @@ def _check_each(
     cache_dir: Path | None,
 ) -> CheckResult:
     from roofgen.advice import advise
-    from roofgen.advice.load import shipped_ruleset, team_ruleset
 
     t = thresholds or Thresholds()
-    problems: list[Problem] = []
-    rules, ruleset = shipped_rules(), shipped_ruleset()
-    if rules_file is not None:
-        team, found = _team_document(rules_file, display_root)
-        problems += found
-        if team is not None:
-            rules = merge_rules(rules, rules_from_data(team.data))
-            ruleset, found = team_ruleset(ruleset, team)
-            problems += found
+    rules, ruleset, problems = _rules(rules_file, display_root, True)
+    assert ruleset is not None
     with quantity.parsed_once():
         surveyed = survey(paths, display_root=display_root, cache_dir=cache_dir)
         problems += surveyed.problems
@@ -252,17 +222,56 @@ def _check_each(
             case = build.case(doc.data, doc.file)
             analysis = Analysis(t, results, (case_result(case, by_id, t),))
             specs = Specs(machines, (case,))
-            for f in plausibility_check(specs, analysis, rules) + check_cases(
-                specs, analysis, rules
-            ):
-                severity = Severity.WARNING if f.severity == "warning" else Severity.NOTE
-                found_later.append(doc.problem(f.path, f.message, severity=severity, code=f.rule))
+            findings = plausibility_check(specs, analysis, rules)
+            findings += check_cases(specs, analysis, rules)
+            found_later += [_located(doc, f) for f in findings]
             each(analysis.cases[0], advise(analysis, ruleset))
     if not failed:
         problems += found_later
     return CheckResult(
         surveyed.files, sort_problems(problems), None, Analysis(t, results, ()), (), ruleset
     )
+
+
+@contextlib.contextmanager
+def _unit_table(cache_dir: Path) -> Iterator[None]:
+    """Units parsed by an earlier check from the cache's unit table; the table written
+    back, with the units parsed since, when the check returns."""
+    units = Path(cache_dir) / f"units-{check_cache.roofgen_digest()[:16]}.json"
+    held = quantity.read_unit_table(units)
+    yield
+    quantity.write_unit_table(units, held)
+
+
+def _rules(
+    rules_file: Path | None, display_root: Path | None, recommendations: bool
+) -> tuple[list[Rule], RuleSet | None, list[Problem]]:
+    """The plausibility rules and (with ``recommendations``) the recommendation rules:
+    the shipped ones, merged with a team's ``rules_file`` (checked either way); and the
+    problems of that file."""
+    problems: list[Problem] = []
+    rules = shipped_rules()
+    ruleset = None
+    if recommendations:
+        from roofgen.advice.load import shipped_ruleset
+
+        ruleset = shipped_ruleset()
+    if rules_file is not None:
+        team, found = _team_document(rules_file, display_root)
+        problems += found
+        if team is not None:
+            from roofgen.advice.load import shipped_ruleset, team_ruleset
+
+            rules = merge_rules(rules, rules_from_data(team.data))
+            ruleset, found = team_ruleset(ruleset or shipped_ruleset(), team)
+            problems += found
+    return rules, ruleset, problems
+
+
+def _located(doc: Document, finding: Finding) -> Problem:
+    """A plausibility or hygiene finding as a problem located in its case file."""
+    severity = Severity.WARNING if finding.severity == "warning" else Severity.NOTE
+    return doc.problem(finding.path, finding.message, severity=severity, code=finding.rule)
 
 
 def _has_error(problems: list[Problem]) -> bool:

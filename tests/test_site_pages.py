@@ -20,6 +20,7 @@ from test_site import ALPHA, BETA, EXAMPLES, TINY, build, write_specs
 from roofgen.api import check
 from roofgen.site.indexes import speedups_input
 from roofgen.site.links import html_link
+from roofgen.site.listing import listing
 
 pytestmark = pytest.mark.slow
 
@@ -189,7 +190,8 @@ def test_the_verdict_card_opens_the_case_page(tmp_path: Path) -> None:
 def test_the_home_chart_reads_each_case_comparison() -> None:
     checked = check([EXAMPLES])
     assert checked.analysis is not None
-    inp, significant = speedups_input(checked.analysis.cases)
+    machines = checked.specs.machines
+    inp, significant = speedups_input([listing(c, machines) for c in checked.analysis.cases])
     compared = [c for c in checked.analysis.cases if len(c.variants) > 1]
     kernel = [r for r in inp.rows if r.measure == "kernel"]
     assert sorted(r.case for r in kernel) == sorted(c.case.id for c in compared)

@@ -21,13 +21,13 @@ from roofgen.site.guide import GUIDE_NAV
 from roofgen.site.indexes import (
     all_cases_page,
     bindings_page,
-    case_row,
     classes_page,
     home_page,
     machines_index_page,
     operators_page,
     tags_page,
 )
+from roofgen.site.listing import CaseListing, listing
 from roofgen.site.machinepage import machine_page
 from roofgen.site.names import resource_names
 from roofgen.site.pagetypes import (
@@ -111,16 +111,22 @@ def build_context(
     findings: Sequence[Finding] = (),
     advice: Advice | None = None,
     reused: Collection[str] = (),
+    listings: Sequence[CaseListing] | None = None,
 ) -> SiteContext:
     """Every page's context, from the analysis and the machines it refers to (with the
     plausibility ``findings`` and the rules' ``advice`` where the check produced them).
 
-    The cases of ids ``reused`` have no page context: the build has their pages from an
-    earlier build (:mod:`roofgen.site.casecache`); the index pages list every case."""
+    The pages of every case (home, machines, indexes, methods) read each case's
+    listing (:mod:`roofgen.site.listing`): ``listings``, every case's in the order of
+    their ids, where the caller has them (a rebuild takes those of unchanged cases,
+    which it did not analyse, from the page cache), else made from the analysis. The
+    cases of ids ``reused`` have no page context: the build has their pages from an
+    earlier build (:mod:`roofgen.site.casecache`)."""
     from roofgen.site.methods import method_nav, method_pages
 
+    if listings is None:
+        listings = [listing(c, machines) for c in analysis.cases]
     used_machines = [machines[m.machine.id] for m in analysis.machines]
-    rows = [case_row(c, machines) for c in analysis.cases]
     by_case: dict[str, list[Finding]] = {}
     for finding in findings:  # grouped once: each case page reads its own
         by_case.setdefault(finding.case, []).append(finding)
@@ -129,21 +135,21 @@ def build_context(
         for c in analysis.cases
         if c.case.id not in reused
     )
-    machine_pages = tuple(machine_page(m, analysis, analysis.cases) for m in used_machines)
-    dates = [c.case.date for c in analysis.cases if c.case.date]
+    machine_pages = tuple(machine_page(m, analysis, listings) for m in used_machines)
+    dates = [c.row.date for c in listings if c.row.date]
     return SiteContext(
         name=name,
-        home=home_page(name, description, rows, used_machines, analysis.cases),
+        home=home_page(name, description, listings, used_machines),
         cases=cases,
         machines=machine_pages,
         indexes=(
-            all_cases_page(rows),
-            machines_index_page(rows, used_machines),
-            classes_page(rows),
-            tags_page(analysis.cases),
-            operators_page(analysis.cases),
-            bindings_page(analysis.cases, machines),
-            *method_pages(analysis.cases, machines),
+            all_cases_page(listings),
+            machines_index_page(listings, used_machines),
+            classes_page(listings),
+            tags_page(listings),
+            operators_page(listings),
+            bindings_page(listings),
+            *method_pages(listings),
         ),
         method_path=METHOD_PATH,
         nav=_nav(machine_pages, extra_nav, method_nav()),

@@ -4,14 +4,11 @@ resource): one row per case or per launch."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from roofgen.analysis.analyse import CaseResult, VariantResult
-from roofgen.charts.speedups import CaseSpeedup, SpeedupsInput
-from roofgen.model import Case, Machine
-from roofgen.site.casepage import kernel_rows
-from roofgen.site.links import html_link
-from roofgen.site.names import display_name, resource_names
+from roofgen.charts.speedups import SpeedupsInput
+from roofgen.model import Machine
+from roofgen.site.listing import CaseListing
 from roofgen.site.pagetypes import (
     ALL_CASES_PATH,
     BINDINGS_PATH,
@@ -29,15 +26,12 @@ from roofgen.site.pagetypes import (
     IndexRow,
     Link,
     anchor,
-    case_path,
     machine_path,
 )
-from roofgen.units import fmt_percent, fmt_ratio
 
 __all__ = [
     "all_cases_page",
     "bindings_page",
-    "case_row",
     "classes_page",
     "home_page",
     "machines_index_page",
@@ -50,86 +44,34 @@ RECENT_COUNT = 5
 WINS_COUNT = 5
 
 
-def _best_variant(case: CaseResult) -> VariantResult:
-    """The fastest variant (the first of equals)."""
-    return max(case.variants, key=lambda v: (v.speedup_vs_first, -case.variants.index(v)))
-
-
-def _best_e2e(case: CaseResult) -> float | None:
-    values = [v.end_to_end_speedup_vs_first for v in case.variants[1:]]
-    known = [v for v in values if v is not None]
-    return max(known) if known else None
-
-
-def case_row(case: CaseResult, machines: Mapping[str, Machine]) -> CaseRow:
-    c = case.case
-    best = _best_variant(case)
-    names = resource_names(machines[best.machine])
-    e2e = _best_e2e(case)
-    machine_ids = dict.fromkeys(v.machine for v in case.variants)
-    return CaseRow(
-        id=c.id,
-        title=c.title,
-        path=case_path(c.id),
-        owners=", ".join(c.owners),
-        date=c.date,
-        status=c.status,
-        summary=c.summary,
-        machines=tuple(Link(machines[m].name, machine_path(m)) for m in machine_ids),
-        binding=display_name(names, best.binding),
-        klass=best.klass,
-        efficiency=fmt_percent(best.efficiency),
-        best_speedup=fmt_ratio(case.best_speedup),
-        end_to_end_speedup=fmt_ratio(e2e),
-        best_speedup_value=case.best_speedup,
-        end_to_end_value=e2e,
-    )
-
-
 def _by_date(rows: Sequence[CaseRow]) -> list[CaseRow]:
     ordered = sorted(rows, key=lambda r: r.id)
     return sorted(ordered, key=lambda r: r.date, reverse=True)
 
 
-def speedups_input(cases: Sequence[CaseResult]) -> tuple[SpeedupsInput, int]:
+def speedups_input(cases: Sequence[CaseListing]) -> tuple[SpeedupsInput, int]:
     """The home chart's input: per case with a comparison, the speedup of its fastest
     variant against the baseline (interval and noise from the comparison) and that
     variant's measured end-to-end speedup; and how many of those kernel speedups are
     significant."""
-    from roofgen.site.verdict import best_comparison
-
-    found = [(c, best) for c in cases if (best := best_comparison(c)) is not None]
-    found.sort(key=lambda cb: (-cb[1].speedup.value, cb[0].case.id))
-    rows: list[CaseSpeedup] = []
-    for c, best in found:
-        href = html_link(HOME_PATH, case_path(c.case.id))
-        s = best.speedup
-        rows.append(
-            CaseSpeedup(c.case.id, c.case.title, href, "kernel", s.value, s.low, s.high, s.noise)
-        )
-        e2e = next((e for e in c.comparison.end_to_end if e.variant == best.variant), None)
-        if e2e is not None:
-            rows.append(
-                CaseSpeedup(
-                    c.case.id, c.case.title, href, "end-to-end", e2e.measured, None, None,
-                    "unknown noise",
-                )
-            )  # fmt: skip
-    significant = sum(1 for _, best in found if best.speedup.noise == "significant")
+    found = [(c.id, s) for c in cases if (s := c.speedups) is not None]
+    found.sort(key=lambda cs: (-cs[1].value, cs[0]))
+    rows = tuple(row for _, s in found for row in s.rows)
+    significant = sum(1 for _, s in found if s.significant)
     subtitle = (
         "Each case's fastest variant against its baseline; a bar is the speedup's interval. "
         "Grey: within the noise, or no interval to tell."
     )
-    return SpeedupsInput("Speedup of every case", subtitle, tuple(rows)), significant
+    return SpeedupsInput("Speedup of every case", subtitle, rows), significant
 
 
 def home_page(
     name: str,
     description: str,
-    rows: Sequence[CaseRow],
+    cases: Sequence[CaseListing],
     machines: Sequence[Machine],
-    cases: Sequence[CaseResult] = (),
 ) -> HomePage:
+    rows = [c.row for c in cases]
     ordered = _by_date(rows)
     speedups, significant = speedups_input(cases)
     chart = None
@@ -172,15 +114,11 @@ def home_page(
     )
 
 
-def _case_link(case: Case) -> Link:
-    return Link(case.title, case_path(case.id))
-
-
-def tags_page(cases: Sequence[CaseResult]) -> IndexPage:
+def tags_page(cases: Sequence[CaseListing]) -> IndexPage:
     groups: dict[str, list[IndexRow]] = defaultdict(list)
     for c in cases:
-        for tag in c.case.tags:
-            groups[tag].append(IndexRow(_case_link(c.case), (c.case.date, c.case.summary)))
+        for tag in c.tags:
+            groups[tag].append(IndexRow(c.link, (c.row.date, c.row.summary)))
     return IndexPage(
         path=TAGS_PATH,
         title="Cases by tag",
@@ -193,12 +131,11 @@ def tags_page(cases: Sequence[CaseResult]) -> IndexPage:
     )
 
 
-def operators_page(cases: Sequence[CaseResult]) -> IndexPage:
+def operators_page(cases: Sequence[CaseListing]) -> IndexPage:
     groups: dict[str, list[IndexRow]] = defaultdict(list)
     for c in cases:
-        for _id, name, operator, shape, dtypes in kernel_rows(c.case):
-            kind = operator.split(" ", 1)[0]
-            groups[kind].append(IndexRow(_case_link(c.case), (name, shape, dtypes)))
+        for kernel in c.kernels:
+            groups[kernel.operator].append(kernel.row)
     return IndexPage(
         path=OPERATORS_PATH,
         title="Kernels by operator kind",
@@ -211,29 +148,13 @@ def operators_page(cases: Sequence[CaseResult]) -> IndexPage:
     )
 
 
-def bindings_page(cases: Sequence[CaseResult], machines: Mapping[str, Machine]) -> IndexPage:
+def bindings_page(cases: Sequence[CaseListing]) -> IndexPage:
     groups: dict[str, list[IndexRow]] = defaultdict(list)
     labels: dict[str, set[str]] = defaultdict(set)
     for c in cases:
-        for v in c.variants:
-            names = resource_names(machines[v.machine])
-            for r in v.launches:
-                key = r.binding or "insufficient-data"
-                labels[key].add(
-                    display_name(names, r.binding) if r.binding else "Insufficient data"
-                )
-                groups[key].append(
-                    IndexRow(
-                        _case_link(c.case),
-                        (
-                            r.variant,
-                            r.kernel,
-                            machines[v.machine].name,
-                            r.klass,
-                            fmt_percent(r.efficiency),
-                        ),
-                    )
-                )
+        for launch in c.launches:
+            labels[launch.binding].add(launch.label)
+            groups[launch.binding].append(launch.row)
     return IndexPage(
         path=BINDINGS_PATH,
         title="Launches by binding resource",
@@ -254,8 +175,9 @@ def bindings_page(cases: Sequence[CaseResult], machines: Mapping[str, Machine]) 
     )
 
 
-def all_cases_page(rows: Sequence[CaseRow]) -> IndexPage:
+def all_cases_page(cases: Sequence[CaseListing]) -> IndexPage:
     """Every case, newest first, with its owners and status."""
+    rows = [c.row for c in cases]
     listed = tuple(
         IndexRow(Link(r.title, r.path), (r.date, r.owners, r.status, r.summary))
         for r in _by_date(rows)
@@ -269,8 +191,9 @@ def all_cases_page(rows: Sequence[CaseRow]) -> IndexPage:
     )
 
 
-def machines_index_page(rows: Sequence[CaseRow], machines: Sequence[Machine]) -> IndexPage:
+def machines_index_page(cases: Sequence[CaseListing], machines: Sequence[Machine]) -> IndexPage:
     """The cases of each machine (a case that ran on several is under each)."""
+    rows = [c.row for c in cases]
     groups = []
     for m in machines:
         path = machine_path(m.id)
@@ -289,8 +212,9 @@ def machines_index_page(rows: Sequence[CaseRow], machines: Sequence[Machine]) ->
     )
 
 
-def classes_page(rows: Sequence[CaseRow]) -> IndexPage:
+def classes_page(cases: Sequence[CaseListing]) -> IndexPage:
     """The cases by the class of their fastest variant (memory-bound, compute-bound...)."""
+    rows = [c.row for c in cases]
     groups: dict[str, list[IndexRow]] = defaultdict(list)
     for r in _by_date(rows):
         groups[r.klass].append(IndexRow(Link(r.title, r.path), (r.binding, r.efficiency)))

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from roofgen.analysis.analyse import Analysis, CaseResult
+from roofgen.analysis.analyse import Analysis
 from roofgen.model import Machine, Roof
 from roofgen.site.charts import is_float_precision, machine_chart_input, precision_label
-from roofgen.site.pagetypes import ChartSlot, Link, MachinePage, RoofRow, case_path, machine_path
+from roofgen.site.listing import CaseListing
+from roofgen.site.pagetypes import ChartSlot, MachinePage, RoofRow, machine_path
 from roofgen.site.sections import machine_sections
 from roofgen.units import fmt_frequency, fmt_si, fmt_time
 
@@ -90,7 +91,7 @@ def _machine_other(m: Machine) -> tuple[tuple[str, str], ...]:
     return tuple(other)
 
 
-def machine_page(m: Machine, analysis: Analysis, cases: Sequence[CaseResult]) -> MachinePage:
+def machine_page(m: Machine, analysis: Analysis, cases: Sequence[CaseListing]) -> MachinePage:
     result = next(r for r in analysis.machines if r.machine.id == m.id)
     levels = tuple(level.name for level in m.memory)
     ridges = []
@@ -108,7 +109,7 @@ def machine_page(m: Machine, analysis: Analysis, cases: Sequence[CaseResult]) ->
         clocks.append(("Base SM clock", fmt_frequency(m.base_sm_clock_hz)))
     if m.memory_clock_hz:
         clocks.append(("Memory clock", fmt_frequency(m.memory_clock_hz)))
-    using = [c for c in cases if any(v.machine == m.id for v in c.variants)]
+    using = [c for c in cases if m.id in c.machines]
     return MachinePage(
         path=machine_path(m.id),
         id=m.id,
@@ -128,6 +129,6 @@ def machine_page(m: Machine, analysis: Analysis, cases: Sequence[CaseResult]) ->
             caption=f"Roofs of {m.name}",
             input=machine_chart_input(m),
         ),
-        cases=tuple(Link(c.case.title, case_path(c.case.id)) for c in using),
+        cases=tuple(c.link for c in using),
         sections=machine_sections(result),
     )

@@ -3,7 +3,8 @@ by the bottleneck they addressed and by operator, each with its measured effect.
 
 The effect of a case is its fastest variant against its first: the kernel speedup
 (with its noise verdict), the end-to-end speedup where both were timed, and how the
-binding resource moved. Cases with a single variant have no effect to show.
+binding resource moved (:class:`roofgen.site.listing.Effect`). Cases with a single
+variant have no effect to show.
 """
 
 from __future__ import annotations
@@ -11,20 +12,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from roofgen.analysis.analyse import CaseResult, VariantResult
-from roofgen.model import Machine
-from roofgen.resources import class_label, resource_class, resource_names
-from roofgen.site.comparison import fmt_speedup
+from roofgen.resources import class_label
+from roofgen.site.listing import CaseListing
 from roofgen.site.pagetypes import (
     IndexGroup,
     IndexPage,
     IndexRow,
-    Link,
     NavEntry,
     anchor,
-    case_path,
 )
-from roofgen.units import fmt_ratio
 
 __all__ = ["METHOD_PAGES", "method_nav", "method_pages"]
 
@@ -56,34 +52,6 @@ PATTERNS = {
 }
 
 
-def _kind(resource: str | None, machine: Machine) -> str:
-    """``memory.hbm`` -> ``memory.device``; ``compute.tensor`` -> ``compute.<unit kind>``."""
-    return "insufficient-data" if resource is None else resource_class(resource, machine)
-
-
-def _best(case: CaseResult) -> VariantResult:
-    return max(case.variants[1:], key=lambda v: (v.speedup_vs_first, -case.variants.index(v)))
-
-
-def _effect(case: CaseResult, machines: Mapping[str, Machine]) -> IndexRow:
-    comparison = case.comparison
-    best = _best(case)
-    vc = comparison.variant(best.variant)
-    assert vc is not None
-    names = resource_names(machines[best.machine])
-    e2e = next((e for e in comparison.end_to_end if e.variant == best.variant), None)
-    return IndexRow(
-        Link(case.case.title, case_path(case.case.id)),
-        (
-            f"{case.variants[0].variant} → {best.variant}",
-            fmt_speedup(vc.speedup),
-            vc.speedup.noise,
-            fmt_ratio(e2e.measured) if e2e is not None else "n/a",
-            vc.movement.text(names),
-        ),
-    )
-
-
 def _groups(
     keyed: Mapping[str, list[IndexRow]], labels: Mapping[str, str], prefix: str,
     descriptions: Mapping[str, str] | None = None,
@@ -107,28 +75,23 @@ def _label(kind: str, names: set[str]) -> str:
     return f"{label} ({', '.join(shown)})" if shown else label
 
 
-def method_pages(
-    cases: Sequence[CaseResult], machines: Mapping[str, Machine]
-) -> tuple[IndexPage, ...]:
+def method_pages(cases: Sequence[CaseListing]) -> tuple[IndexPage, ...]:
     """The three method-library pages: by pattern, by bottleneck, by operator."""
-    with_effect = [c for c in cases if len(c.variants) > 1]
-    effects = {c.case.id: _effect(c, machines) for c in with_effect}
     by_pattern: dict[str, list[IndexRow]] = defaultdict(list)
     by_bottleneck: dict[str, list[IndexRow]] = defaultdict(list)
     by_operator: dict[str, list[IndexRow]] = defaultdict(list)
     bottleneck_names: dict[str, set[str]] = defaultdict(set)
-    for c in with_effect:
-        row = effects[c.case.id]
-        for pattern in c.case.patterns or ("other",):
-            by_pattern[pattern].append(row)
-        base = c.variants[0]
-        machine = machines[base.machine]
-        kind = _kind(base.binding, machine)
-        by_bottleneck[kind].append(row)
-        if base.binding is not None:
-            bottleneck_names[kind].add(resource_names(machine).get(base.binding, base.binding))
-        for op in dict.fromkeys(k.operator.kind for k in c.case.kernels):
-            by_operator[op].append(row)
+    for c in cases:
+        effect = c.effect
+        if effect is None:  # one variant: no effect to show
+            continue
+        for pattern in effect.patterns:
+            by_pattern[pattern].append(effect.row)
+        by_bottleneck[effect.bottleneck].append(effect.row)
+        if effect.bottleneck_name is not None:
+            bottleneck_names[effect.bottleneck].add(effect.bottleneck_name)
+        for op in effect.operators:
+            by_operator[op].append(effect.row)
     bottleneck_labels = {k: _label(k, bottleneck_names[k]) for k in by_bottleneck}
     intro = (
         "Each case's fastest variant against its first: the kernel speedup with its "

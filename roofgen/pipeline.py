@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -49,6 +49,11 @@ class CheckResult:
     analysis: Analysis | None
     findings: tuple[Finding, ...] = ()  # plausibility and hygiene findings, by case
     ruleset: RuleSet | None = None  # recommendation rules, shipped and the team's
+    # With ``reuse``: the ids of the cases neither built nor analysed (not in ``specs``,
+    # ``analysis`` or ``findings``; their findings are in ``problems``), and each case's
+    # (document key, machines digest).
+    reused: frozenset[str] = frozenset()
+    case_keys: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @cached_property
     def advice(self) -> Advice | None:
@@ -98,6 +103,7 @@ def check(
     cache_dir: Path | None = None,
     on_miss: Callable[[], object] | None = None,
     problems_only: bool = False,
+    reuse: Callable[[str, str], bool] | None = None,
 ) -> CheckResult:
     """Load, validate and analyse the specs under ``paths``; collect every problem.
 
@@ -114,6 +120,13 @@ def check(
     and the result holds the problems only (no specs, no analysis). With
     ``problems_only`` the result holds no recommendation rules either (a team's rules
     file is still checked): `check` imports no recommendation engine.
+
+    With ``reuse(document_key, machines_digest)`` (the site build's, which holds the
+    pages of unchanged cases: :meth:`roofgen.site.casecache.Reuse.known`) and
+    ``cache_dir``, a case whose findings are in the cache and for which ``reuse`` is
+    true is neither built nor analysed either: its findings are in the problems, and
+    its id in the result's ``reused``; the other cases are in the specs and the
+    analysis as without it.
     """
     if cache_dir is None:
         if on_miss is not None:
@@ -123,7 +136,9 @@ def check(
     if on_miss is not None and not check_cache.passed_before(cache_dir, key):
         on_miss()
     with _unit_table(cache_dir):
-        result = _check(paths, thresholds, rules_file, display_root, cache_dir, problems_only)
+        result = _check(
+            paths, thresholds, rules_file, display_root, cache_dir, problems_only, reuse
+        )
     if not result.failed():
         check_cache.remember(cache_dir, key)
     return result
@@ -136,15 +151,16 @@ def _check(
     display_root: Path | None,
     cache_dir: Path | None = None,
     problems_only: bool = False,
+    reuse: Callable[[str, str], bool] | None = None,
 ) -> CheckResult:
     # A result with problems only holds no recommendation rules (`check` imports no
     # recommendation engine), but a team's rules file is still checked.
     rules, ruleset, problems = _rules(rules_file, display_root, not problems_only)
-    known = None
-    if problems_only and cache_dir is not None and not problems:
+    known = skip = None
+    if (problems_only or reuse) and cache_dir is not None and not problems:
         known = ResultCache(cache_dir, repr((1, thresholds, rules)))
-    loaded = load(paths, display_root=display_root, cache_dir=cache_dir,
-                  known=known.known if known is not None else None)  # fmt: skip
+        skip = known.known if reuse is None else _both(known.known, reuse)
+    loaded = load(paths, display_root=display_root, cache_dir=cache_dir, known=skip)
     problems += loaded.problems
     if loaded.specs is None or _has_error(problems):
         return CheckResult(loaded.files, sort_problems(problems), None, None)
@@ -158,9 +174,20 @@ def _check(
         problems += case_problems
     if known is not None:
         problems += known.remember(loaded.case_keys, loaded.skipped, by_case)
+    if known is not None and problems_only:
         return CheckResult(loaded.files, sort_problems(problems), None, None)
     return CheckResult(
-        loaded.files, sort_problems(problems), loaded.specs, analysis, tuple(findings), ruleset
+        loaded.files, sort_problems(problems), loaded.specs, analysis, tuple(findings), ruleset,
+        loaded.skipped, loaded.case_keys,
+    )  # fmt: skip
+
+
+def _both(
+    known: Callable[[str, str], bool], reuse: Callable[[str, str], bool]
+) -> Callable[[str, str], bool]:
+    """A case is skipped when its findings are known and the caller can do without it."""
+    return lambda document_key, machines: (
+        known(document_key, machines) and reuse(document_key, machines)
     )
 
 

@@ -184,6 +184,8 @@ def build_site(
         renderers = Renderers(workers, vl_convert_version())
     with renderers or contextlib.nullcontext():
         with build.StepClock(timings)("check"):
+            # the pages of unchanged cases: the check neither builds nor analyses those
+            reuse = build.open_reuse(settings, cache.folder, clean=clean)
             checked = check(
                 paths,
                 thresholds=settings.thresholds,
@@ -192,10 +194,12 @@ def build_site(
                 cache_dir=cache.folder,
                 # something changed: charts will likely be rendered
                 on_miss=renderers.warm if renderers is not None else None,
+                reuse=reuse.known if reuse.cache is not None else None,
             )
         return build.build_site(
             checked, settings, output, markdown_only, quiet, strict, cache=cache, clean=clean,
             renderers=renderers, progress=progress, timings=timings, sources=sources,
+            reuse=reuse,
         )  # fmt: skip
 
 

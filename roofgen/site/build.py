@@ -45,7 +45,7 @@ from roofgen.site.sections.history import site_history, with_history
 if TYPE_CHECKING:
     from roofgen.pipeline import CheckResult
 
-__all__ = ["MARKER", "BuildResult", "ProgressFn", "build_site", "run_mkdocs"]
+__all__ = ["MARKER", "BuildResult", "ProgressFn", "build_site", "open_reuse", "run_mkdocs"]
 
 CHARTS_DIR = "assets/charts"
 OWN_ASSETS = {
@@ -97,6 +97,7 @@ def build_site(
     progress: ProgressFn | None = None,
     timings: dict[str, float] | None = None,
     sources: str | None = None,
+    reuse: Reuse | None = None,
 ) -> BuildResult:
     """Build the site of the checked specs ``checked`` into ``output``.
 
@@ -115,7 +116,9 @@ def build_site(
     build into ``output`` and the output holds what that build wrote
     (:mod:`roofgen.site.lastbuild`), unless ``clean``. ``sources``, the digest of the
     build's own inputs (:mod:`roofgen.site.unchanged`), is recorded with the site, so
-    that a build of the same inputs can keep it without a check.
+    that a build of the same inputs can keep it without a check. ``reuse``: the pages
+    of earlier builds, that the check was given (:func:`open_reuse`), so that it
+    analysed only the cases whose pages are not stored.
     """
     output = Path(output).absolute()
     result = BuildResult(ok=False, output=output, timings=dict(timings or {}))
@@ -139,22 +142,20 @@ def build_site(
         result.problems.append(Problem(str(output), 0, 0, "", str(exc)))
         return result
 
-    # 2. Page contexts from the analysis; the pages of unchanged cases from the cache.
+    # 2. Page contexts from the analysis; the pages (and the listings) of unchanged
+    # cases from the cache.
     tell("preparing pages", 0, 0)
     site = settings.site
     static = bool(site.get("static_charts"))
     with clock("context"):
-        found = site_history(settings, cache.folder)
-        reuse = Reuse.find(
-            open_cache(cache.folder, settings, static=static, fresh=clean),
-            checked.analysis.cases,
-            checked.specs.machines,
-            checked.findings,
-            found,
-        )
+        if reuse is None:
+            reuse = open_reuse(settings, cache.folder, clean=clean)
+        reuse.settle(checked)
+        machines = checked.specs.machines
+        listings = reuse.listings(checked.analysis, machines)
         ctx = build_context(
             checked.analysis,
-            checked.specs.machines,
+            machines,
             name=str(site.get("name") or "Performance case studies"),
             description=str(site.get("description", "")),
             extra_nav=extras.nav,
@@ -163,8 +164,9 @@ def build_site(
             if reuse.hits
             else checked.advice,
             reused=reuse.hits.keys(),
+            listings=listings,
         )
-        ctx = with_history(ctx, found)
+        ctx = with_history(ctx, reuse.history)
 
     # 3. Charts: Vega-Lite specs, and SVGs if asked for, from the cache where unchanged.
     store = ChartStore(cache.folder, renderers if renderers and renderers.count else None)
@@ -189,7 +191,7 @@ def build_site(
     result.charts = len(rendered) + reuse.charts
     result.reused_pages = len(reuse.hits)
     with clock("write"):
-        reuse.store(ctx.cases, pages)
+        reuse.store(ctx.cases, pages, listings)
 
     # 5. The MkDocs project in a temporary folder beside the output, 6. MkDocs,
     # 7. the new tree swapped in for the old one.
@@ -252,6 +254,15 @@ def build_site(
         result.problems.append(Problem("mkdocs", 0, 0, "", str(exc)))
         return result
     return _built(result, site, markdown_only, quiet)
+
+
+def open_reuse(settings: Settings, folder: Path | None, *, clean: bool = False) -> Reuse:
+    """The case pages of earlier builds that a build can reuse (none in a build with
+    static charts or without a cache; ``clean``: none read, every page stored), with
+    the site's history, which each case page holds."""
+    static = bool(settings.site.get("static_charts"))
+    cache = open_cache(folder, settings, static=static, fresh=clean)
+    return Reuse(cache, site_history(settings, folder))
 
 
 def _built(

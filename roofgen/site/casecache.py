@@ -1,31 +1,36 @@
-"""The pages of an earlier build, so that a rebuild makes only the pages of changed cases.
+"""The pages of an earlier build, so that a rebuild analyses and makes only the changed cases.
 
-A case page (its Markdown, the Vega-Lite specs of its charts inside) follows from:
+A case page (its Markdown, the Vega-Lite specs of its charts inside) and the case's
+listing (what the pages of every case show of it, :mod:`roofgen.site.listing`) follow
+from:
 
-- the case as the check built it (the model of its file: every field, the name its file
-  is shown by included), and the machines it names;
-- the check's findings on the case (written into the key as they are), the
-  recommendations (from the case, its machines, the shipped rules and the team's rules
-  file: its bytes), and the thresholds;
-- the case's history section, where the site has one (written into the key as it is);
+- the case file's bytes and the name it is shown by (its document key,
+  :class:`roofgen.spec.file_cache.DocumentCache`), and the data of the machines (the
+  check's machines digest, :func:`roofgen.spec.result_cache.machines_digest`);
+- the check's findings on the case and the recommendations, which follow from those,
+  the thresholds, the shipped rules and the team's rules file (its bytes);
+- the case's history section, where the site has one;
 - the settings, roofgen's own code and data, its templates (their bytes), and the
   versions of what renders the pages (Python, Jinja, PyYAML).
 
-An entry is keyed by a digest of all of them and holds the page as inert text: a line of
-JSON (its docs path, its number of charts, the length of its text in bytes), then the
-page's Markdown, read back only in exactly that shape (anything else is a miss, and
-the page is made again; the text is not parsed: a page of large chart specs reads back
-in a fraction of a millisecond). A site with static charts makes every
-page (its SVGs are written from the chart cache, not from here). Entries the latest
-build did not use are removed.
+An entry is keyed by a digest of all of them but the history section, and holds the
+page and the listing as inert text: a line of JSON (the page's docs path, its number of
+charts, the length of its text in bytes, the digest of the history section it was made
+with, the listing as :func:`roofgen.site.listing.to_data` writes it), then the page's
+Markdown, read back only in exactly that shape (anything else is a miss; the text is not
+parsed: a page of large chart specs reads back in a fraction of a millisecond). The
+check asks :meth:`Reuse.known` of each case before building it: a case whose entry is
+stored, with the history section the case has now, is neither built nor analysed
+(its findings come from :mod:`roofgen.spec.result_cache`), and the pages of every case
+read its stored listing. A site with static charts makes every page (its SVGs are
+written from the chart cache, not from here). Entries the latest build did not use are
+removed.
 
 The home page, the machine pages and the index pages (all cases, by machine, by class,
 by tag, ...) list every case: one is kept when its context, every row and chart input
 of it as it prints, is that of an earlier build, so that a change that alters none of
-its rows does not render it again.
-
-The model's dataclasses print every field (none is left out of its ``repr``), so two
-cases with the same key were built from the same data; a test holds the model to that.
+its rows does not render it again. The page types' dataclasses print every field (none
+is left out of its ``repr``); a test holds them to that.
 """
 
 from __future__ import annotations
@@ -36,30 +41,33 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofgen.advice import Advice, RuleSet, advise
-from roofgen.analysis.analyse import Analysis, CaseResult
-from roofgen.analysis.findings import Finding
+from roofgen.analysis.analyse import Analysis
 from roofgen.config import Settings
 from roofgen.datafiles import data_dir
 from roofgen.files import prune_cache_entries, write_cache_entry
 from roofgen.model import Machine
 from roofgen.review.history import History
+from roofgen.site.listing import CaseListing, from_data, listing, to_data
 from roofgen.site.pagetypes import CasePage, HomePage, IndexPage, MachinePage
 from roofgen.site.sections.history import history_section
 from roofgen.spec.file_cache import roofgen_digest
 from roofgen.version import versions
 
-__all__ = ["CachedPage", "CasePageCache", "Reuse", "open_cache"]
+if TYPE_CHECKING:
+    from roofgen.pipeline import CheckResult
+
+__all__ = ["CachedCase", "CachedPage", "CasePageCache", "Reuse", "open_cache"]
 
 _FOLDER = "pages"
 _PREFIX = "case-"
 _LISTS = "list-"
 _SUFFIX = ".md"
-_FORMAT = 1
+_FORMAT = 2
 _FIELDS = ("roofgen_case_page", "path", "charts", "bytes")
-_SHAPE = set(_FIELDS)
+_CASE_FIELDS = (*_FIELDS, "history", "listing")
 #: The pages that list every case (the home page, the machine pages, the index pages).
 SitePage = HomePage | MachinePage | IndexPage
 #: Distributions whose version decides a case page's Markdown.
@@ -67,7 +75,7 @@ _RENDERING = ("jinja2", "pyyaml", "markupsafe")
 
 
 class CachedPage:
-    """A case page from the cache: its docs path, its Markdown and its number of charts."""
+    """A page from the cache: its docs path, its Markdown and its number of charts."""
 
     __slots__ = ("charts", "path", "text")
 
@@ -75,6 +83,18 @@ class CachedPage:
         self.path = path
         self.text = text
         self.charts = charts
+
+
+class CachedCase(CachedPage):
+    """A case page from the cache, with the case's listing and the digest of the
+    history section the page was made with."""
+
+    __slots__ = ("history", "listing")
+
+    def __init__(self, path: str, text: str, charts: int, history: str, listing: CaseListing):
+        super().__init__(path, text, charts)
+        self.history = history
+        self.listing = listing
 
 
 class CasePageCache:
@@ -87,28 +107,11 @@ class CasePageCache:
         self.fresh = fresh  # make every page (and store it): nothing is read
         self._used: set[str] = set()
 
-    def key(
-        self,
-        case: CaseResult,
-        machines: Mapping[str, Machine],
-        findings: Sequence[Finding],
-        extra: object = None,
-    ) -> str:
-        """The key of ``case``'s page: the case, the machines it names, its findings
-        and ``extra`` (its history section), in this build's context."""
-        named = dict.fromkeys(
-            [*(m.id for m in case.case.machines), *(v.machine for v in case.variants)]
-        )
-        h = hashlib.sha256(f"{_FORMAT}\0{self.context}\0".encode())
-        h.update(repr(case.case).encode("utf-8", "surrogateescape"))
-        for ident in named:
-            h.update(
-                f"\0machine\0{ident}\0{machines.get(ident)!r}".encode("utf-8", "surrogateescape")
-            )
-        h.update(
-            f"\0findings\0{tuple(findings)!r}\0extra\0{extra!r}".encode("utf-8", "surrogateescape")
-        )
-        digest = h.hexdigest()
+    def key(self, document_key: str, machines: str) -> str:
+        """The key of the page of the case whose file has ``document_key``, checked
+        against the machines of digest ``machines``, in this build's context."""
+        text = f"{_FORMAT}\0{self.context}\0{document_key}\0{machines}"
+        digest = hashlib.sha256(text.encode()).hexdigest()
         self._used.add(digest)
         return digest
 
@@ -120,8 +123,35 @@ class CasePageCache:
         self._used.add(digest)
         return digest
 
-    def get(self, key: str, prefix: str = _PREFIX) -> CachedPage | None:
-        """The page stored under ``key``, or None."""
+    def get(self, key: str) -> CachedPage | None:
+        """The page of every case stored under ``key``, or None."""
+        found = self._read(_LISTS, key, _FIELDS)
+        return None if found is None else CachedPage(*found[:3])
+
+    def get_case(self, key: str) -> CachedCase | None:
+        """The case page and listing stored under ``key``, or None."""
+        found = self._read(_PREFIX, key, _CASE_FIELDS)
+        if found is None:
+            return None
+        path, text, charts, history, data = found
+        read = from_data(data)
+        if not isinstance(history, str) or read is None:
+            return None
+        return CachedCase(path, text, charts, history, read)
+
+    def put(self, key: str, page: CachedPage) -> None:
+        self._write(_LISTS, key, page, _FIELDS)
+
+    def put_case(self, key: str, page: CachedCase) -> None:
+        self._write(_PREFIX, key, page, _CASE_FIELDS, page.history, to_data(page.listing))
+
+    def prune(self) -> None:
+        """Remove the entries this build did not use."""
+        for prefix in (_PREFIX, _LISTS):
+            prune_cache_entries(self.dir, prefix, _SUFFIX, self._used)
+
+    def _read(self, prefix: str, key: str, fields: tuple[str, ...]) -> list[Any] | None:
+        """The path, text and charts of an entry, and its other fields' values."""
         if self.fresh:
             return None
         try:
@@ -131,25 +161,23 @@ class CasePageCache:
             text = body.decode("utf-8")
         except (OSError, ValueError, RecursionError):
             return None
-        if not (isinstance(entry, dict) and entry.keys() == _SHAPE):
+        if not (isinstance(entry, dict) and list(entry) == list(fields)):
             return None
-        version, path, charts, size = (entry[k] for k in _FIELDS)
+        version, path, charts, size, *rest = (entry[k] for k in fields)
         if type(version) is not int or version != _FORMAT or not isinstance(path, str):
             return None
         if type(charts) is not int or charts < 0 or type(size) is not int or size != len(body):
             return None
-        return CachedPage(path, text, charts)
+        return [path, text, charts, *rest]
 
-    def put(self, key: str, page: CachedPage, prefix: str = _PREFIX) -> None:
+    def _write(
+        self, prefix: str, key: str, page: CachedPage, fields: tuple[str, ...], *extra: Any
+    ) -> None:
         body = page.text.encode("utf-8")
-        head = dict(zip(_FIELDS, (_FORMAT, page.path, page.charts, len(body)), strict=True))
+        values = [_FORMAT, page.path, page.charts, len(body), *extra]
+        head = dict(zip(fields, values, strict=True))
         data = json.dumps(head, ensure_ascii=True, separators=(",", ":")).encode() + b"\n" + body
         write_cache_entry(self.dir / f"{prefix}{key}{_SUFFIX}", data)
-
-    def prune(self) -> None:
-        """Remove the entries this build did not use."""
-        for prefix in (_PREFIX, _LISTS):
-            prune_cache_entries(self.dir, prefix, _SUFFIX, self._used)
 
 
 def open_cache(
@@ -188,41 +216,59 @@ def _context(settings: Settings) -> str:
 
 
 class Reuse:
-    """The case pages a build takes from the cache (``hits``, by case id) and the keys
-    of the others, stored once made (:meth:`store`)."""
+    """The case pages and listings a build takes from the cache (``hits``, by case id)
+    and the keys of the others, stored once made (:meth:`store`). ``history``: the
+    site's history (None: none), whose section of each case its page holds."""
 
-    def __init__(self, cache: CasePageCache | None = None) -> None:
+    def __init__(self, cache: CasePageCache | None = None, history: History | None = None):
         self.cache = cache
-        self.keys: dict[str, str] = {}
-        self.hits: dict[str, CachedPage] = {}
+        self.history = history
+        self.keys: dict[str, str] = {}  # case id -> key of its entry
+        self.hits: dict[str, CachedCase] = {}
+        self.reused: frozenset[str] = frozenset()  # not analysed: the listing is the entry's
         self.page_hits: dict[str, str] = {}  # docs path -> Markdown
         self._page_keys: dict[str, str] = {}
+        self._known: dict[tuple[str, str], tuple[str, CachedCase]] = {}
+        self._histories: dict[tuple[str, str], str] = {}
 
-    @classmethod
-    def find(
-        cls,
-        cache: CasePageCache | None,
-        cases: Sequence[CaseResult],
-        machines: Mapping[str, Machine],
-        findings: Sequence[Finding],
-        history: History | None,
-    ) -> Reuse:
-        """The pages of ``cases`` in ``cache`` (none without a cache)."""
-        out = cls(cache)
-        if cache is None:
-            return out
-        by_case: dict[str, list[Finding]] = {}
-        for finding in findings:
-            by_case.setdefault(finding.case, []).append(finding)
-        for case in cases:
-            ident = case.case.id
-            section = history_section(ident, case.case.title, history) if history else None
-            key = cache.key(case, machines, by_case.get(ident, ()), section)
-            out.keys[ident] = key
-            page = cache.get(key)
-            if page is not None:
-                out.hits[ident] = page
-        return out
+    def known(self, document_key: str, machines: str) -> bool:
+        """Whether the page and listing of the case whose file has ``document_key``,
+        checked against the machines of digest ``machines``, are stored, with the
+        history section the case has now: the check then neither builds nor analyses
+        the case (:func:`roofgen.pipeline.check`'s ``reuse``)."""
+        if self.cache is None:
+            return False
+        key = self.cache.key(document_key, machines)
+        found = self.cache.get_case(key)
+        if found is None or not self._same_history(found.listing.id, found):
+            return False
+        self._known[document_key, machines] = (key, found)
+        return True
+
+    def settle(self, checked: CheckResult) -> None:
+        """After the check: the cases it did not analyse (``checked.reused``) have their
+        entries; the page of a case it analysed comes from the cache where stored."""
+        if self.cache is None:
+            return
+        self.reused = checked.reused
+        for ident, keys in checked.case_keys.items():
+            found: CachedCase | None
+            if ident in checked.reused:
+                key, found = self._known[keys]
+            else:
+                key = self.cache.key(*keys)
+                stored = self.cache.get_case(key)
+                found = stored if stored and self._same_history(ident, stored) else None
+            self.keys[ident] = key
+            if found is not None:
+                self.hits[ident] = found
+
+    def listings(self, analysis: Analysis, machines: Mapping[str, Machine]) -> list[CaseListing]:
+        """Every case's listing, in the order of their ids: those the check did not
+        analyse from their entries, the others from the analysis."""
+        made = [listing(c, machines) for c in analysis.cases]
+        kept = [self.hits[ident].listing for ident in self.reused]
+        return sorted([*made, *kept], key=lambda c: c.id)
 
     def advice(self, analysis: Analysis, ruleset: RuleSet | None) -> Advice | None:
         """The recommendations of the cases whose pages are made (not those reused)."""
@@ -236,7 +282,7 @@ class Reuse:
         if self.cache is not None:
             for page in pages:
                 key = self._page_keys[page.path] = self.cache.page_key(page)
-                found = self.cache.get(key, _LISTS)
+                found = self.cache.get(key)
                 if found is not None and found.path == page.path and found.charts == 0:
                     self.page_hits[page.path] = found.text
         return self.page_hits
@@ -251,18 +297,35 @@ class Reuse:
         """The number of charts on the reused pages."""
         return sum(page.charts for page in self.hits.values())
 
-    def store(self, made: Sequence[CasePage], pages: Mapping[str, str]) -> None:
-        """Store the case pages ``made`` (their Markdown in ``pages``); remove the
-        entries this build did not use."""
+    def store(
+        self, made: Sequence[CasePage], pages: Mapping[str, str], listings: Sequence[CaseListing]
+    ) -> None:
+        """Store the case pages ``made`` (their Markdown in ``pages``) with their
+        ``listings``; remove the entries this build did not use."""
         if self.cache is None:
             return
+        by_id = {c.id: c for c in listings}
         for page in made:
             key = self.keys.get(page.id)
             if key is None or page.path not in pages:
                 continue
             charts = len({slot.key for slot in (*page.charts, *page.section_charts)})
-            self.cache.put(key, CachedPage(page.path, pages[page.path], charts))
+            history = self._history(page.id, page.title)
+            entry = CachedCase(page.path, pages[page.path], charts, history, by_id[page.id])
+            self.cache.put_case(key, entry)
         for path, key in self._page_keys.items():
             if path not in self.page_hits and path in pages:
-                self.cache.put(key, CachedPage(path, pages[path], 0), _LISTS)
+                self.cache.put(key, CachedPage(path, pages[path], 0))
         self.cache.prune()
+
+    def _same_history(self, ident: str, found: CachedCase) -> bool:
+        return found.history == self._history(ident, found.listing.row.title)
+
+    def _history(self, ident: str, title: str) -> str:
+        """The digest of the history section of case ``ident`` (titled ``title``)."""
+        held = self._histories.get((ident, title))
+        if held is None:
+            section = history_section(ident, title, self.history) if self.history else None
+            held = hashlib.sha256(repr(section).encode("utf-8", "surrogateescape")).hexdigest()
+            self._histories[ident, title] = held
+        return held

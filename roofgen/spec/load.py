@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from roofgen.model import Case, Machine, Specs
 from roofgen.problems import Problem, Severity
@@ -28,8 +29,8 @@ class LoadResult:
     problems: list[Problem]
     files: tuple[str, ...]
     case_documents: dict[str, Document] = field(default_factory=dict)
-    # With ``known``: each case's (document key, machines digest), and the ids of the
-    # cases ``known`` said not to build.
+    # With ``known``: each case's (document key, digest of the machines it names), and
+    # the ids of the cases ``known`` said not to build.
     case_keys: dict[str, tuple[str, str]] = field(default_factory=dict)
     skipped: frozenset[str] = frozenset()
 
@@ -215,16 +216,21 @@ def load_documents(
 
 
 def _case_keys(
-    cache: DocumentCache | None, case_docs: dict[str, Document], machines: dict[str, object]
+    cache: DocumentCache | None, case_docs: dict[str, Document], machines: dict[str, Any]
 ) -> dict[str, tuple[str, str]]:
-    """Each case's document key and the digest of the machines (none without a cache)."""
-    digest = machines_digest(machines) if cache is not None else None
-    if cache is None or digest is None:
+    """Each case's document key and the digest of the data of the machines it names
+    (none without a cache, or for machines JSON cannot write in one way)."""
+    if cache is None:
         return {}
     out = {}
+    digests: dict[tuple[str, ...], str | None] = {}
     for ident, doc in case_docs.items():
         key = cache.key_of(doc.file)
-        if key is not None:
+        named = tuple(r if isinstance(r, str) else r["id"] for r in doc.data["machines"])
+        if named not in digests:
+            digests[named] = machines_digest({m: machines.get(m) for m in named})
+        digest = digests[named]
+        if key is not None and digest is not None:
             out[ident] = (key, digest)
     return out
 

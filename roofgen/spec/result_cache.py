@@ -2,17 +2,18 @@
 
 What the analysis says of one case (the plausibility and hygiene findings: warnings and
 notes located in its file) follows from the case file's bytes and the name it is shown
-by, the machines' data, the thresholds and the rules, and roofgen's own files. An entry
-is keyed by all of them, and holds that case's findings as problem rows: inert JSON,
+by, the data of the machines it names, the thresholds and the rules, and roofgen's own
+files. An entry is keyed by all of them, and holds that case's findings as problem rows: inert JSON,
 taken only in exactly the shape :func:`row` writes (anything else is a miss, and the
 case is analysed again). Only the findings of checks without errors are stored; the
 checks across files (ids, references, the machine library) always run, an unchanged
 case's from :mod:`roofgen.spec.check_index`. Entries the latest check did not use are
 removed.
 
-Only `roofgen check` reads these entries: it reports problems, nothing else, so a case
-whose findings are known is neither built nor analysed. Every other verb analyses every
-case, since it shows the results.
+`roofgen check` reads these entries: it reports problems, nothing else, so a case whose
+findings are known is neither built nor analysed. So does `roofgen build`, for a case
+whose page and listing it has from an earlier build (:mod:`roofgen.site.casecache`).
+Every other verb analyses every case, since it shows the results.
 """
 
 from __future__ import annotations

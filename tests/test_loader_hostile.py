@@ -337,6 +337,25 @@ def test_numbers_beyond_a_float_and_misfit_tags_are_located(text, message):
     assert [p.format() for p in problems] == [f"x.yaml:1:4: {message}"]
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "!!python/object:os.system kind: case\n",
+            "the tag '!!python/object:os.system' is not allowed in a spec: remove it",
+        ),
+        ("a:\n  !!binary aGk=: 1\n", "the tag '!!binary' is not allowed in a spec: remove it"),
+        ("!!seq kind: case\n", "the tag '!!seq' does not fit this value: remove it"),
+        ("!!map kind: case\n", "the tag '!!map' does not fit this value: remove it"),
+    ],
+)
+def test_a_key_with_a_tag_a_spec_refuses_is_located(text, message):
+    doc, problems = load_text(text, "x.yaml")
+    assert doc is None
+    line, column = (2, 3) if text.startswith("a:") else (1, 1)
+    assert [p.format() for p in problems] == [f"x.yaml:{line}:{column}: {message}"]
+
+
 def test_a_huge_integer_reaching_the_quantity_parser_is_an_error_not_a_crash():
     with pytest.raises(QuantityError, match="an integer of about 401 digits is too large"):
         parse_quantity(10**400, "bandwidth")

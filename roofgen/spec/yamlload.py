@@ -97,6 +97,14 @@ class _Refused(Exception):
         self.message = message
 
 
+def _check_tag(node: yaml.Node, expected: set[str]) -> None:
+    """Refuse a node (a value or a key) whose tag is not allowed, or not ``expected``."""
+    if node.tag not in _ALLOWED:
+        raise _Refused(node, f"the tag {show_tag(node.tag)!r} is not allowed in a spec: remove it")
+    if node.tag not in expected:
+        raise _Refused(node, f"the tag {show_tag(node.tag)!r} does not fit this value: remove it")
+
+
 def load_file(path: Path, display: str | None = None) -> tuple[Document | None, list[Problem]]:
     """Load one YAML file; return the document, or None and the problems."""
     name = display or str(path)
@@ -295,15 +303,7 @@ class _Builder:
         self._spend(node, depth)
         mark = node.start_mark
         self.doc.positions.setdefault(path, (mark.line + 1, mark.column + 1))
-        if node.tag not in _ALLOWED:
-            raise _Refused(
-                node, f"the tag {show_tag(node.tag)!r} is not allowed in a spec: remove it"
-            )
-        expected = _KIND_TAGS.get(type(node), SCALAR_TAGS | {PLAIN, TAG + "merge"})
-        if node.tag not in expected:
-            raise _Refused(
-                node, f"the tag {show_tag(node.tag)!r} does not fit this value: remove it"
-            )
+        _check_tag(node, _KIND_TAGS.get(type(node), SCALAR_TAGS | {PLAIN, TAG + "merge"}))
         if isinstance(node, yaml.ScalarNode):
             try:
                 value = scalar(node)
@@ -341,6 +341,7 @@ class _Builder:
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
                 raise _Refused(key_node, "a key must be a plain word, not a list or a mapping")
+            _check_tag(key_node, SCALAR_TAGS | {PLAIN})
             if key_node.style == '"':
                 try:
                     printable(key_node.value)

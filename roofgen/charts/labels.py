@@ -363,12 +363,14 @@ class _Grid:
                 self.cells.setdefault(key, []).append(box)
 
     def _keys(self, box: Box) -> list[tuple[int, int]]:
-        r = math.hypot(box.w, box.h) / 2
-        c = self.cell
+        """The cells the upright box around ``box`` touches: two boxes that overlap
+        have upright boxes that meet, so they share a cell."""
+        ex, ey = box.extent()
+        ex, ey, c = ex + 1e-6, ey + 1e-6, self.cell  # rounding: as Box.apart allows
         return [
             (i, j)
-            for i in range(math.floor((box.cx - r) / c), math.floor((box.cx + r) / c) + 1)
-            for j in range(math.floor((box.cy - r) / c), math.floor((box.cy + r) / c) + 1)
+            for i in range(math.floor((box.cx - ex) / c), math.floor((box.cx + ex) / c) + 1)
+            for j in range(math.floor((box.cy - ey) / c), math.floor((box.cy + ey) / c) + 1)
         ]
 
     def near(self, box: Box) -> list[Box]:

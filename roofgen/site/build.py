@@ -151,11 +151,10 @@ def build_site(
         if reuse is None:
             reuse = open_reuse(settings, cache.folder, clean=clean)
         reuse.settle(checked)
-        machines = checked.specs.machines
-        listings = reuse.listings(checked.analysis, machines)
+        listings = reuse.listings(checked)
         ctx = build_context(
             checked.analysis,
-            machines,
+            checked.specs.machines,
             name=str(site.get("name") or "Performance case studies"),
             description=str(site.get("description", "")),
             extra_nav=extras.nav,

@@ -5,8 +5,8 @@ listing (what the pages of every case show of it, :mod:`roofgen.site.listing`) f
 from:
 
 - the case file's bytes and the name it is shown by (its document key,
-  :class:`roofgen.spec.file_cache.DocumentCache`), and the data of the machines (the
-  check's machines digest, :func:`roofgen.spec.result_cache.machines_digest`);
+  :class:`roofgen.spec.file_cache.DocumentCache`), and the data of the machines it
+  names (their digest, :func:`roofgen.spec.result_cache.machines_digest`);
 - the check's findings on the case and the recommendations, which follow from those,
   the thresholds, the shipped rules and the team's rules file (its bytes);
 - the case's history section, where the site has one;
@@ -48,7 +48,6 @@ from roofgen.analysis.analyse import Analysis
 from roofgen.config import Settings
 from roofgen.datafiles import data_dir
 from roofgen.files import prune_cache_entries, write_cache_entry
-from roofgen.model import Machine
 from roofgen.review.history import History
 from roofgen.site.listing import CaseListing, from_data, listing, to_data
 from roofgen.site.pagetypes import CasePage, HomePage, IndexPage, MachinePage
@@ -225,7 +224,6 @@ class Reuse:
         self.history = history
         self.keys: dict[str, str] = {}  # case id -> key of its entry
         self.hits: dict[str, CachedCase] = {}
-        self.reused: frozenset[str] = frozenset()  # not analysed: the listing is the entry's
         self.page_hits: dict[str, str] = {}  # docs path -> Markdown
         self._page_keys: dict[str, str] = {}
         self._known: dict[tuple[str, str], tuple[str, CachedCase]] = {}
@@ -250,7 +248,6 @@ class Reuse:
         entries; the page of a case it analysed comes from the cache where stored."""
         if self.cache is None:
             return
-        self.reused = checked.reused
         for ident, keys in checked.case_keys.items():
             found: CachedCase | None
             if ident in checked.reused:
@@ -263,11 +260,12 @@ class Reuse:
             if found is not None:
                 self.hits[ident] = found
 
-    def listings(self, analysis: Analysis, machines: Mapping[str, Machine]) -> list[CaseListing]:
+    def listings(self, checked: CheckResult) -> list[CaseListing]:
         """Every case's listing, in the order of their ids: those the check did not
-        analyse from their entries, the others from the analysis."""
-        made = [listing(c, machines) for c in analysis.cases]
-        kept = [self.hits[ident].listing for ident in self.reused]
+        analyse (after :meth:`settle`) from their entries, the others from the analysis."""
+        assert checked.analysis is not None and checked.specs is not None
+        made = [listing(c, checked.specs.machines) for c in checked.analysis.cases]
+        kept = [self.hits[ident].listing for ident in checked.reused]
         return sorted([*made, *kept], key=lambda c: c.id)
 
     def advice(self, analysis: Analysis, ruleset: RuleSet | None) -> Advice | None:

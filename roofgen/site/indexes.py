@@ -44,8 +44,9 @@ RECENT_COUNT = 5
 WINS_COUNT = 5
 
 
-def _by_date(rows: Sequence[CaseRow]) -> list[CaseRow]:
-    ordered = sorted(rows, key=lambda r: r.id)
+def _by_date(cases: Sequence[CaseListing]) -> list[CaseRow]:
+    """The rows of ``cases``, newest first (of one date, by id)."""
+    ordered = sorted((c.row for c in cases), key=lambda r: r.id)
     return sorted(ordered, key=lambda r: r.date, reverse=True)
 
 
@@ -71,8 +72,7 @@ def home_page(
     cases: Sequence[CaseListing],
     machines: Sequence[Machine],
 ) -> HomePage:
-    rows = [c.row for c in cases]
-    ordered = _by_date(rows)
+    ordered = _by_date(cases)
     speedups, significant = speedups_input(cases)
     chart = None
     if speedups.rows:
@@ -86,7 +86,7 @@ def home_page(
             input=speedups,
         )
     wins = sorted(
-        (r for r in rows if r.end_to_end_value is not None and r.end_to_end_value > 1.0),
+        (r for r in ordered if r.end_to_end_value is not None and r.end_to_end_value > 1.0),
         key=lambda r: (-(r.end_to_end_value or 0.0), r.id),
     )
     return HomePage(
@@ -177,10 +177,9 @@ def bindings_page(cases: Sequence[CaseListing]) -> IndexPage:
 
 def all_cases_page(cases: Sequence[CaseListing]) -> IndexPage:
     """Every case, newest first, with its owners and status."""
-    rows = [c.row for c in cases]
     listed = tuple(
         IndexRow(Link(r.title, r.path), (r.date, r.owners, r.status, r.summary))
-        for r in _by_date(rows)
+        for r in _by_date(cases)
     )
     return IndexPage(
         path=ALL_CASES_PATH,
@@ -193,13 +192,13 @@ def all_cases_page(cases: Sequence[CaseListing]) -> IndexPage:
 
 def machines_index_page(cases: Sequence[CaseListing], machines: Sequence[Machine]) -> IndexPage:
     """The cases of each machine (a case that ran on several is under each)."""
-    rows = [c.row for c in cases]
+    ordered = _by_date(cases)
     groups = []
     for m in machines:
         path = machine_path(m.id)
         listed = tuple(
             IndexRow(Link(r.title, r.path), (r.date, r.binding, r.best_speedup))
-            for r in _by_date(rows)
+            for r in ordered
             if any(link.path == path for link in r.machines)
         )
         groups.append(IndexGroup(m.id, m.name, anchor("machine", m.id), listed))
@@ -214,9 +213,8 @@ def machines_index_page(cases: Sequence[CaseListing], machines: Sequence[Machine
 
 def classes_page(cases: Sequence[CaseListing]) -> IndexPage:
     """The cases by the class of their fastest variant (memory-bound, compute-bound...)."""
-    rows = [c.row for c in cases]
     groups: dict[str, list[IndexRow]] = defaultdict(list)
-    for r in _by_date(rows):
+    for r in _by_date(cases):
         groups[r.klass].append(IndexRow(Link(r.title, r.path), (r.binding, r.efficiency)))
     return IndexPage(
         path=BY_CLASS_PATH,

@@ -117,9 +117,10 @@ def listing(case: CaseResult, machines: Mapping[str, Machine]) -> CaseListing:
     )
 
 
-def _best_variant(case: CaseResult) -> VariantResult:
-    """The fastest variant (the first of equals)."""
-    return max(case.variants, key=lambda v: (v.speedup_vs_first, -case.variants.index(v)))
+def _fastest(case: CaseResult, start: int = 0) -> VariantResult:
+    """The fastest variant from the ``start``-th on (the first of equals)."""
+    variants = case.variants
+    return max(variants[start:], key=lambda v: (v.speedup_vs_first, -variants.index(v)))
 
 
 def _best_e2e(case: CaseResult) -> float | None:
@@ -130,7 +131,7 @@ def _best_e2e(case: CaseResult) -> float | None:
 
 def _case_row(case: CaseResult, machines: Mapping[str, Machine]) -> CaseRow:
     c = case.case
-    best = _best_variant(case)
+    best = _fastest(case)
     names = resource_names(machines[best.machine])
     e2e = _best_e2e(case)
     machine_ids = dict.fromkeys(v.machine for v in case.variants)
@@ -195,7 +196,7 @@ def _effect(case: CaseResult, machines: Mapping[str, Machine], link: Link) -> Ef
     """The fastest variant against the first: the kernel speedup (with its noise
     verdict), the end-to-end speedup where both were timed, how the binding moved."""
     comparison = case.comparison
-    best = max(case.variants[1:], key=lambda v: (v.speedup_vs_first, -case.variants.index(v)))
+    best = _fastest(case, 1)
     vc = comparison.variant(best.variant)
     assert vc is not None
     e2e = next((e for e in comparison.end_to_end if e.variant == best.variant), None)

@@ -51,7 +51,7 @@ class CheckResult:
     ruleset: RuleSet | None = None  # recommendation rules, shipped and the team's
     # With ``reuse``: the ids of the cases neither built nor analysed (not in ``specs``,
     # ``analysis`` or ``findings``; their findings are in ``problems``), and each case's
-    # (document key, machines digest).
+    # (document key, digest of the machines it names).
     reused: frozenset[str] = frozenset()
     case_keys: dict[str, tuple[str, str]] = field(default_factory=dict)
 
@@ -135,13 +135,13 @@ def check(
     key = check_cache.key(paths, thresholds, rules_file, display_root)
     if on_miss is not None and not check_cache.passed_before(cache_dir, key):
         on_miss()
-    with _unit_table(cache_dir):
-        result = _check(
+    return _with_cache(
+        cache_dir,
+        key,
+        lambda: _check(
             paths, thresholds, rules_file, display_root, cache_dir, problems_only, reuse
-        )
-    if not result.failed():
-        check_cache.remember(cache_dir, key)
-    return result
+        ),
+    )
 
 
 def _check(
@@ -210,13 +210,11 @@ def check_each(
     """
     if cache_dir is None:
         return _check_each(paths, each, thresholds, rules_file, display_root, None)
-    with _unit_table(cache_dir):
-        result = _check_each(paths, each, thresholds, rules_file, display_root, cache_dir)
-    if not result.failed():
-        check_cache.remember(
-            cache_dir, check_cache.key(paths, thresholds, rules_file, display_root)
-        )
-    return result
+    return _with_cache(
+        cache_dir,
+        check_cache.key(paths, thresholds, rules_file, display_root),
+        lambda: _check_each(paths, each, thresholds, rules_file, display_root, cache_dir),
+    )
 
 
 def _check_each(
@@ -258,6 +256,16 @@ def _check_each(
     return CheckResult(
         surveyed.files, sort_problems(problems), None, Analysis(t, results, ()), (), ruleset
     )
+
+
+def _with_cache(cache_dir: Path, key: str, run: Callable[[], CheckResult]) -> CheckResult:
+    """``run()``, a check with ``cache_dir``: with the cache's unit table, and recorded
+    under ``key`` (:mod:`roofgen.spec.check_cache`) when it passed."""
+    with _unit_table(cache_dir):
+        result = run()
+    if not result.failed():
+        check_cache.remember(cache_dir, key)
+    return result
 
 
 @contextlib.contextmanager

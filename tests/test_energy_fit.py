@@ -304,3 +304,80 @@ def test_idle_power_is_renamed_constant_by_migrate_and_warned_by_check(
     capsys.readouterr()
     assert main(["check", "specs"]) == 0
     assert "renamed" not in capsys.readouterr().err
+
+
+def test_fit_energy_leaves_out_a_coefficient_fitted_as_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    """L2 traffic that costs nothing (here: less than nothing, so the non-negative bound
+    holds it at exactly 0) must not be written as `0 pJ/B`, which the schema refuses:
+    the file would stop checking. It is reported, and an older L2 value is removed."""
+    _project(tmp_path, monkeypatch)
+    machine = tmp_path / "specs" / "machine.yaml"
+    machine.write_text(
+        MACHINE.replace("limit: 400 W", "limit: 400 W\n  energy_per_byte: {l2: 7 pJ/B}"),
+        encoding="utf-8",
+    )
+    launches = [
+        FitLaunch(
+            x.label,
+            x.time_s,
+            x.energy_j - (E_L2 + 5e-12) * x.bytes["l2"],
+            x.flops,
+            x.bytes,
+            x.clock_hz,
+            x.run_s,
+            designed=True,
+        )  # fmt: skip
+        for x in _sweep()
+    ]
+    (tmp_path / "specs" / "sweep.yaml").write_text(_case(launches), encoding="utf-8")
+    status = main(["fit", "energy", "specs", "--machine", "testgpu", "--fit-on", "sweep",
+                   "--write"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "not written: L2" in err or "not written: l2" in err
+    text = machine.read_text(encoding="utf-8")
+    assert "0 pJ/B" not in text and "l2:" not in text.split("energy_per_byte", 1)[1].split("\n")[0]
+    assert "7 pJ/B" not in text  # the older value no longer holds
+    assert "hbm:" in text  # the other coefficients are written
+    assert main(["check", "-q", "specs"]) == 0
+
+
+def test_a_coefficient_that_reads_back_as_zero_is_left_out():
+    """5e-324 J/B is positive, but written in pJ/B it reads back as 0 (underflow)."""
+    from roofgen.analysis.energyfit import Coefficient, EnergyFit
+    from roofgen.api.energyfit import left_out
+
+    fit = EnergyFit(
+        (Coefficient("byte:l2", 5e-324, 0.0, 1e-323), Coefficient("byte:hbm", 6e-11, 5e-11, 7e-11)),
+        (), (), 1.0, None,
+    )  # fmt: skip
+    out = left_out(fit)
+    assert len(out) == 1 and "fitted as 4.94e-324" in out[0]
+
+
+def test_fit_energy_writes_nothing_that_would_not_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    """The self-check runs on the edited machine file: a fit written under a power limit
+    the schema refuses is not written (the file's own older problems are not the fit's)."""
+    from roofgen.api import energyfit
+
+    _project(tmp_path, monkeypatch)
+    machine = tmp_path / "specs" / "machine.yaml"
+    before = machine.read_bytes()
+    real = energyfit.fitted_yaml
+
+    def broken(report: Any) -> dict[str, Any]:
+        out = real(report)
+        out["power"]["constant"] = "-3 W"
+        return out
+
+    monkeypatch.setattr(energyfit, "fitted_yaml", broken)
+    status = main(["fit", "energy", "specs", "--machine", "testgpu", "--fit-on", "sweep",
+                   "--write"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "would not check, so nothing was written" in err and "power.constant" in err
+    assert machine.read_bytes() == before

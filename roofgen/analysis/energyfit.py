@@ -36,6 +36,7 @@ __all__ = [
     "EnergyFit",
     "FitLaunch",
     "FitRefused",
+    "describe",
     "fit_energy",
 ]
 
@@ -181,7 +182,7 @@ def _work(launch: FitLaunch, key: str) -> float:
     return launch.bytes.get(name, 0.0)
 
 
-def _describe(key: str) -> str:
+def describe(key: str) -> str:
     if key == CONSTANT:
         return "time"
     kind, name = key.split(":", 1)
@@ -293,14 +294,14 @@ def fit_energy(
     if len(fitted) < needed:
         raise FitRefused(
             f"{len(fitted)} usable launch(es) for {len(keys)} coefficients "
-            f"({', '.join(_describe(k) for k in keys)})",
+            f"({', '.join(describe(k) for k in keys)})",
             f"Measure at least {needed} launches (runs of at least {MIN_RUN_S:g} s each) "
             "spanning low and high intensity, with spin kernels for constant power",
             notes,
         )
     cond, involved = _condition(fitted, keys)
     if not cond <= max_condition:
-        what = " and ".join(_describe(k) for k in involved)
+        what = " and ".join(describe(k) for k in involved)
         raise FitRefused(
             f"the launches cannot separate {what}: they vary together (condition number "
             f"{cond:.3g} of FLOPs, bytes and time, above {max_condition:g})",
@@ -322,7 +323,7 @@ def fit_energy(
     for c in coefficients:
         if c.value == 0.0:
             notes.append(
-                f"{_describe(c.key)}: fitted as 0 (the non-negative bound holds): the launches "
+                f"{describe(c.key)}: fitted as 0 (the non-negative bound holds): the launches "
                 "show no cost for it"
             )
     modelled = a @ solution

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from roofgen.analysis.energyfit import CONSTANT, EnergyFit, FitLaunch, FitRefused, fit_energy
+from roofgen.analysis.energyfit import (
+    CONSTANT,
+    Coefficient,
+    EnergyFit,
+    FitLaunch,
+    FitRefused,
+    describe,
+    fit_energy,
+)
 from roofgen.model import Case, Launch, Machine, Measurement
 from roofgen.units import fmt_frequency
 
@@ -25,6 +33,7 @@ __all__ = [
     "FitWriteError",
     "fit_machine_energy",
     "fitted_yaml",
+    "left_out",
     "write_fit",
 ]
 
@@ -158,22 +167,63 @@ def _pj(joules: float, per: str) -> str:
     return f"{_number(joules * 1e12)} pJ/{per}"
 
 
+def _written(text: str, dimension: str) -> bool:
+    """Whether ``text`` reads back as a positive quantity: a coefficient fitted as 0, or
+    so small that it reads back as 0 (underflow), is not a value the schema accepts."""
+    from roofgen.spec.quantity import QuantityError, parse_quantity
+
+    try:
+        return parse_quantity(text, dimension) > 0
+    except QuantityError:
+        return False
+
+
+def _coefficient_text(c: Coefficient) -> tuple[str, str]:
+    """The text written for ``c`` and the dimension it is read back in."""
+    if c.key == CONSTANT:
+        return f"{_number(c.value)} W", "power"
+    if c.kind == "flop":
+        precision = c.name.split("/", 1)[1]
+        if precision.startswith("int"):
+            return _pj(c.value, "OP"), "energy_per_op"
+        return _pj(c.value, "FLOP"), "energy_per_flop"
+    return _pj(c.value, "B"), "energy_per_byte"
+
+
+def left_out(fit: EnergyFit) -> list[str]:
+    """The coefficients the machine file cannot take, each with why: fitted as zero (the
+    launches show no cost the fit could separate for it) or too small to write."""
+    out = []
+    for c in fit.coefficients:
+        text, dimension = _coefficient_text(c)
+        if not _written(text, dimension):
+            out.append(
+                f"{describe(c.key)}: fitted as {c.value:.3g} (the launches show no cost that "
+                "the fit could separate for it), so it is not written; measure launches that "
+                "vary it on their own to fit it"
+            )
+    return out
+
+
 def fitted_yaml(report: EnergyFitReport) -> dict[str, Any]:
     """What the fit writes: ``power`` keys (constant, energy_per_byte, fit) and, per
-    compute unit, its ``energy_per_flop``."""
+    compute unit, its ``energy_per_flop``. A coefficient that fitted as zero (or reads
+    back as zero) is left out (:func:`left_out` says which): the schema refuses it."""
     fit = report.fit
     units: dict[str, dict[str, str]] = {}
     per_byte: dict[str, str] = {}
     constant = None
     for c in fit.coefficients:
+        text, dimension = _coefficient_text(c)
+        if not _written(text, dimension):
+            continue
         if c.key == CONSTANT:
-            constant = f"{_number(c.value)} W"
+            constant = text
         elif c.kind == "flop":
             unit, precision = c.name.split("/", 1)
-            per = "OP" if precision.startswith("int") else "FLOP"
-            units.setdefault(unit, {})[precision] = _pj(c.value, per)
+            units.setdefault(unit, {})[precision] = text
         else:
-            per_byte[c.name] = _pj(c.value, "B")
+            per_byte[c.name] = text
     provenance: dict[str, Any] = {
         "method": METHOD,
         "cases": list(report.cases),
@@ -218,16 +268,45 @@ def write_fit(report: EnergyFitReport) -> tuple[str, list[str]]:
     changes = []
     power.pop("idle", None)
     for key, value in new["power"].items():
-        if value in (None, {}):
+        if value in (None, {}):  # fitted as zero: an older value no longer holds
+            if power.pop(key, None) is not None:
+                changes.append(f"power.{key} removed")
             continue
         power[key] = value
         changes.append(f"power.{key}")
+    fitted_units = {c.name.split("/", 1)[0] for c in report.fit.coefficients if c.kind == "flop"}
     for unit in data.get("compute", []):
         own = new["units"].get(unit.get("id"))
         if own:
             unit["energy_per_flop"] = own
             changes.append(f"compute[{unit['id']}].energy_per_flop")
+        elif unit.get("id") in fitted_units and unit.pop("energy_per_flop", None) is not None:
+            changes.append(f"compute[{unit['id']}].energy_per_flop removed")
     from roofgen.spec.roundtrip import dump
 
-    write_edited(path, dump(yaml, data), raw)
+    edited = dump(yaml, data)
+    _self_check(path, text, edited)
+    write_edited(path, edited, raw)
     return file, changes
+
+
+def _self_check(path: Path, before: str, after: str) -> None:
+    """The machine file written must check as well as it did before: the same checks as
+    ``roofgen check`` on a machine file (schema, units, references inside it); problems
+    the file already had are not the fit's."""
+    from roofgen.spec import crossrefs, schema
+    from roofgen.spec.yamlload import load_text
+
+    def problems(text: str) -> list[tuple[str, str]]:
+        doc, found = load_text(text, str(path))
+        if doc is not None:
+            found = schema.validate(doc, "machine") or crossrefs.check_machine(doc)
+        return [(p.path, p.format()) for p in found]
+
+    old = {p for p, _ in problems(before)}
+    new = [shown for p, shown in problems(after) if p not in old]
+    if new:
+        raise FitWriteError(
+            f"{path}: the machine file with the fit would not check, so nothing was "
+            "written:\n  " + "\n  ".join(new)
+        )

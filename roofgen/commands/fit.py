@@ -93,8 +93,10 @@ def energy_cmd(paths: tuple[str, ...], machine_id: str, fit_on: tuple[str, ...],
 
 
 def _write(report: EnergyFitReport, quiet: bool) -> None:
-    from roofgen.api.energyfit import FitWriteError, write_fit
+    from roofgen.api.energyfit import FitWriteError, left_out, write_fit
 
+    for why in left_out(report.fit):
+        say(f"not written: {why}", fg="yellow")
     try:
         file, changes = write_fit(report)
     except FitWriteError as exc:

@@ -86,10 +86,15 @@ def test_a_removed_case_fails_the_gate_unless_allowed(tmp_path, monkeypatch, cap
     _git(repo, "commit", "-qm", "remove the case")
     status, err = _diff(repo, monkeypatch, capsys, "git:HEAD~1", "git:HEAD",
                         "--fail-on-regression", "5")  # fmt: skip
-    assert status == 3 and "missing at git:HEAD: pts" in err and "--allow-removed" in err
+    assert status == 3 and "the gate fails at git:HEAD: pts: case removed" in err
+    assert "--allow-removed pts" in err
+    status, err = _diff(repo, monkeypatch, capsys, "git:HEAD~1", "git:HEAD",
+                        "--fail-on-regression", "5", "--allow-removed", "pts")  # fmt: skip
+    assert status == 0, err
+    # The bare flag once allowed every removal: now a usage error saying what to write.
     status, err = _diff(repo, monkeypatch, capsys, "git:HEAD~1", "git:HEAD",
                         "--fail-on-regression", "5", "--allow-removed")  # fmt: skip
-    assert status == 0, err
+    assert status == 2 and "write --allow-removed CASE or CASE/VARIANT" in err, err
     status, err = _diff(repo, monkeypatch, capsys, "git:HEAD~1", "git:HEAD")
     assert status == 0, err  # without the gate a removal is reported, not failed
 

@@ -8,8 +8,11 @@ the working tree is not touched, and ``.gitattributes`` cannot hide a file).
 from __future__ import annotations
 
 import contextlib
+import math
+import re
 from collections.abc import Iterator
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import click
@@ -30,6 +33,39 @@ from roofgen.commands.common import (
     write_output,
 )
 
+_ID = r"[a-z0-9][a-z0-9._-]*"
+_REMOVED = re.compile(rf"^{_ID}(/{_ID})?$")
+_CONTEXT = re.compile(rf"^(settings|rules|machine:{_ID})$")
+_BARE = "\0"  # what a bare --allow-removed gives (click's flag_value)
+
+
+def _percent(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A limit in percent: a finite number, not negative (nan, inf, -1 would let every
+    slowdown through)."""
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise click.BadParameter(f"{value} is not a limit: write a finite number of percent, "
+                                 "0 or more (e.g. 5)", ctx, param)  # fmt: skip
+    return value
+
+
+def _names(pattern: re.Pattern[str], form: str) -> Any:
+    """A callback checking each value of a repeatable --allow-* option against ``form``."""
+
+    def check(ctx: click.Context, param: click.Parameter,
+              values: tuple[str, ...]) -> frozenset[str]:  # fmt: skip
+        for value in values:
+            if value == _BARE:
+                raise click.BadParameter(
+                    f"name what may go: write --{str(param.name).replace('_', '-')} {form} "
+                    "(repeat the option for each); a bare flag allowing everything is gone",
+                    ctx, param)  # fmt: skip
+            if not pattern.match(value):
+                shown = value.encode("unicode_escape").decode("ascii")[:80]
+                raise click.BadParameter(f"{shown!r} is not {form}", ctx, param)
+        return frozenset(values)
+
+    return check
+
 
 @click.command("diff")
 @click.argument("base")
@@ -39,13 +75,29 @@ from roofgen.commands.common import (
               "to $GITHUB_STEP_SUMMARY when that names a file).")  # fmt: skip
 @click.option("-o", "--output", default="-", help="Where the report goes ('-': stdout).")
 @click.option("--force", is_flag=True, help="Overwrite the output file.")
-@click.option("--threshold", "threshold_pct", type=click.FloatRange(min=0), metavar="PCT",
+@click.option("--threshold", "threshold_pct", type=float, metavar="PCT", callback=_percent,
               help="A kernel counts as faster or slower beyond PCT percent (default: "
               "--fail-on-regression's PCT, else 5).")  # fmt: skip
-@click.option("--fail-on-regression", "fail_pct", type=float, metavar="PCT",
-              help="Exit 3 on a significant regression slower than PCT percent.")  # fmt: skip
-@click.option("--allow-removed", is_flag=True,
-              help="With --fail-on-regression: a case missing at HEAD does not fail.")  # fmt: skip
+@click.option("--fail-on-regression", "fail_pct", type=float, metavar="PCT", callback=_percent,
+              help="Exit 3 on a significant regression slower than PCT percent (a finite "
+              "number, 0 or more), and on what would hide one: a removed case, variant or "
+              "kernel, a slowdown beyond PCT of unknown noise or inside a widened head "
+              "interval, a changed settings, rules or machine file.")  # fmt: skip
+@click.option("--allow-removed", "allow_removed", multiple=True, is_flag=False,
+              flag_value=_BARE, metavar="CASE[/VARIANT]",
+              callback=_names(_REMOVED, "CASE or CASE/VARIANT"),
+              help="With the gate: this case (with its variants and kernels) or this variant "
+              "(with its kernels) may be missing at HEAD. Repeatable.")  # fmt: skip
+@click.option("--allow-noise", "allow_noise", multiple=True, metavar="CASE[/VARIANT]",
+              callback=_names(_REMOVED, "CASE or CASE/VARIANT"),
+              help="With the gate: a slowdown here beyond PCT whose noise is unknown (no "
+              "timing interval) or whose head interval widened to cover it does not fail. "
+              "Repeatable.")  # fmt: skip
+@click.option("--allow-context", "allow_context", multiple=True,
+              metavar="settings|rules|machine:ID",
+              callback=_names(_CONTEXT, "settings, rules or machine:ID"),
+              help="With the gate: a change of the settings file, the rules file or the "
+              "machine file ID between BASE and HEAD does not fail. Repeatable.")  # fmt: skip
 @click.option("--mermaid", is_flag=True,
               help="markdown: add a Mermaid bar chart of the kernels' speedups (drawn by "
               "github.com in comments).")  # fmt: skip
@@ -54,109 +106,140 @@ from roofgen.commands.common import (
               "report when -o names a file).")  # fmt: skip
 @common
 def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool,
-             threshold_pct: float | None, fail_pct: float | None, allow_removed: bool,
-             mermaid: bool, charts_dir: str | None, strict: bool, quiet: bool,
-             verbose: bool) -> None:  # fmt: skip
-    """Compare two sets of specs: BASE and HEAD are folders or git:REV."""
+             threshold_pct: float | None, fail_pct: float | None,
+             allow_removed: frozenset[str], allow_noise: frozenset[str],
+             allow_context: frozenset[str], mermaid: bool, charts_dir: str | None,
+             strict: bool, quiet: bool, verbose: bool) -> None:  # fmt: skip
+    """Compare two sets of specs: BASE and HEAD are folders or git:REV.
+
+    A git:REV side reads its specs where that revision's own settings put them; the
+    thresholds and the rules file come from BASE's settings (the working tree's when
+    BASE is a folder), never from HEAD's."""
+    import tempfile
+
     from roofgen.files import write_file
     from roofgen.review.comment import Options, markdown
     from roofgen.review.diff import diff
+    from roofgen.review.gate import Policy, failures, reasons
     from roofgen.review.report import json_doc, text
+    from roofgen.review.revision import context_changes
 
     settings = current_settings()
     pct = threshold_pct if threshold_pct is not None else fail_pct if fail_pct is not None else 5
-    threshold = max(pct, 0.0) / 100.0
+    threshold = pct / 100.0
     progress = start_progress(quiet, "diff")
     with contextlib.ExitStack() as stack:
         stack.callback(end_progress, progress)  # last, after the sides' folders are gone
-        base_side, base_specs, base_analysis = stack.enter_context(_side(base, settings, progress))
-        head_side, head_specs, head_analysis = stack.enter_context(_side(head, settings, progress))
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="roofgen-diff-")))
+        base_src = _source(base, settings, scratch / "base")
+        head_src = _source(head, settings, scratch / "head")
+        policy = base_src.settings  # never the head's
+        base_specs, base_analysis = _check(base_src, policy, progress)
+        head_specs, head_analysis = _check(head_src, policy, progress)
         d = diff(base_specs, base_analysis, head_specs, head_analysis)
+        context = context_changes(base_src.context, head_src.context, d.machines_changed)
+        allowed = Policy((fail_pct or 0) / 100.0, allow_removed, allow_noise, allow_context)
+        gate = None if fail_pct is None else tuple(reasons(d, context, allowed))
         folder = Path(charts_dir) if charts_dir else None
         if folder is None and output != "-":
             folder = Path(output).with_name(Path(output).stem + "-charts")
         svgs = _charts(d, head_specs, head_analysis, base_analysis, folder) if folder else {}
         if fmt == "markdown":
             opts = Options(threshold, settings.site.get("url"), settings.site.get("preview_url"),
-                           mermaid, shown(folder) + "/" if svgs and folder else None)  # fmt: skip
-            report = markdown(d, base_side, head_side, opts)
+                           mermaid, shown(folder) + "/" if svgs and folder else None,
+                           context=context, gate=gate, limit=fail_pct)  # fmt: skip
+            report = markdown(d, base_src.side, head_src.side, opts)
             append_step_summary(report)
         elif fmt == "json":
-            report = json_text(json_doc(d, base_side, head_side, threshold))
+            report = json_text(json_doc(d, base_src.side, head_src.side, threshold, context,
+                                        gate, fail_pct))  # fmt: skip
         else:
-            report = text(d, base_side, head_side, threshold)
+            report = text(d, base_src.side, head_src.side, threshold, context, gate)
         write_output(report, output, force)
         for target, svg in svgs.items():
             write_file(target, svg)
             if not quiet:
                 say(f"wrote {target}")
-    if fail_pct is not None and d.cases_removed and not allow_removed:
-        say(f"case(s) missing at {_shown_rev(head)}: {', '.join(d.cases_removed)}; a removed "
-            "case is not compared, so it fails the gate: pass --allow-removed if the "
-            "removal is intended", fg="red")  # fmt: skip
-        raise Failure(EXIT_REGRESSION)
-    if fail_pct is not None and d.regressions(fail_pct / 100.0):
-        worst = max(d.regressions(fail_pct / 100.0), key=lambda c: c.slowdown())
-        say(f"regression beyond {fail_pct:g}%: {worst.case}/{worst.kernel or '*'}/"
-            f"{worst.variant} is {worst.slowdown():.0%} slower", fg="red")  # fmt: skip
+    failed = failures(list(gate or ()))
+    for r in failed:
+        allow = f" (if intended, pass {r.allow})" if r.allow else ""
+        say(f"the gate fails at {_shown_rev(head)}: {_shown_rev(r.subject)}: {r.what}{allow}",
+            fg="red")  # fmt: skip
+    if failed:
         raise Failure(EXIT_REGRESSION)
 
 
-@contextlib.contextmanager
-def _side(spec: str, settings: Any, progress: Any = None) -> Iterator[tuple[Any, Any, Any]]:
-    """Load one side: a folder, or git:REV exported to a temporary folder; its
-    :class:`~roofgen.review.comment.Side` (with the commit), specs and analysis."""
-    import tempfile
+@dataclass(frozen=True)
+class _Source:
+    """One side before it is checked: as shown, the paths of its specs and where their
+    names are shown from, its settings and its context."""
 
+    side: Any
+    paths: list[Path]
+    display: Path
+    settings: Any
+    context: Any
+
+
+def _source(spec: str, settings: Any, scratch: Path) -> _Source:
+    """A folder (read with the working tree's settings), or git:REV: the specs folders
+    that revision's own settings name, read from git's objects into ``scratch``."""
+    from roofgen.review.comment import Side
+    from roofgen.review.gitread import GitReadError, toplevel
+    from roofgen.review.revision import working_context
+
+    if spec.startswith("git:"):
+        return _export(spec, settings, scratch)
+    if not Path(spec).exists():
+        say(f"{spec}: no such folder (give a folder of specs or git:REV)")
+        raise Failure(EXIT_INVALID)
+    try:
+        top: Path | None = toplevel(Path.cwd())
+    except GitReadError:
+        top = None
+    return _Source(Side(spec), [Path(spec)], Path.cwd(), settings,
+                   working_context(settings, top))  # fmt: skip
+
+
+def _check(src: _Source, policy: Any, progress: Any = None) -> tuple[Any, Any]:
+    """The specs and analysis of one side, judged by ``policy`` (the base's settings:
+    thresholds and rules file)."""
     from roofgen.api import analyse, check
     from roofgen.model import Specs
-    from roofgen.review.comment import Side
 
     if progress is not None:
-        progress(f"checking {_shown_rev(spec)}", 0, 0)
-    with contextlib.ExitStack() as stack:
-        if spec.startswith("git:"):
-            root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="roofgen-diff-")))
-            commit, paths = _export(spec[4:], settings, root)
-            side = Side(spec, commit)
-            display = root
-        else:
-            paths = [Path(spec)]
-            side = Side(spec)
-            display = Path.cwd()
-            if not paths[0].exists():
-                say(f"{spec}: no such folder (give a folder of specs or git:REV)")
-                raise Failure(EXIT_INVALID)
-        if not paths:  # the specs folder did not exist at that revision
-            yield side, Specs({}, ()), analyse(Specs({}, ()), settings.thresholds)
-            return
-        result = check(paths, thresholds=settings.thresholds, rules_file=settings.rules,
-                       display_root=display)  # fmt: skip
-        if result.failed() or result.specs is None or result.analysis is None:
-            say(f"{spec}: the specs are invalid:")
-            report_problems(result.problems, quiet=True, verbose=False, strict=False)
-            raise Failure(EXIT_INVALID)
-        yield side, result.specs, result.analysis
+        progress(f"checking {_shown_rev(src.side.name)}", 0, 0)
+    if not src.paths:  # no specs folder at that revision
+        return Specs({}, ()), analyse(Specs({}, ()), policy.thresholds)
+    result = check(src.paths, thresholds=policy.thresholds, rules_file=policy.rules,
+                   display_root=src.display)  # fmt: skip
+    if result.failed() or result.specs is None or result.analysis is None:
+        say(f"{_shown_rev(src.side.name)}: the specs are invalid:")
+        report_problems(result.problems, quiet=True, verbose=False, strict=False)
+        raise Failure(EXIT_INVALID)
+    return result.specs, result.analysis
 
 
-def _export(rev: str, settings: Any, dest: Path) -> tuple[str, list[Path]]:
-    """Extract the configured specs folders as of ``rev`` into ``dest``: the commit,
-    and the folders that exist there."""
+def _export(spec: str, settings: Any, scratch: Path) -> _Source:
+    """git:REV: its settings as committed there (found from the working folder up), and
+    the spec files of the folders they name, extracted under ``scratch``."""
+    from roofgen.review.comment import Side
     from roofgen.review.gitread import GitReadError, export, resolve, toplevel
+    from roofgen.review.revision import read_revision
 
+    rev = spec[4:]
     try:
-        top = toplevel(settings.root)
-        folders = []
-        for spec in settings.specs:
-            try:
-                folders.append(Path(spec).resolve().relative_to(top.resolve()).as_posix())
-            except ValueError:
-                raise GitReadError(f"the specs folder {spec} is outside the repository") from None
+        top = toplevel(Path.cwd())
         commit = resolve(top, rev)
-        return commit, export(top, commit, folders, dest)
+        here = PurePosixPath(Path.cwd().resolve().relative_to(top.resolve()).as_posix())
+        revision = read_revision(top, commit, here, scratch / "settings",
+                                 f"git:{_shown_rev(rev)}")  # fmt: skip
+        paths = export(top, commit, list(revision.folders), scratch / "tree")
     except GitReadError as exc:
         say(f"git:{_shown_rev(rev)}: {exc}")
         raise Failure(EXIT_INVALID) from None
+    return _Source(Side(spec, commit), paths, scratch / "tree", revision.settings,
+                   revision.context)  # fmt: skip
 
 
 def _shown_rev(rev: str) -> str:

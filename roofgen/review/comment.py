@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from roofgen.report.mdtext import cell, code, url
 from roofgen.review.diff import Change, Diff
+from roofgen.review.gate import ContextChange, Reason
 from roofgen.review.verdict import DEFAULT_THRESHOLD, KernelChange, kernels, verdict_line
 from roofgen.units import fmt_percent, fmt_si, fmt_time
 from roofgen.version import __version__
@@ -62,6 +63,9 @@ class Options:
     mermaid: bool = False
     charts: str | None = None  # where the static charts were written, as shown to the reader
     version: str = __version__
+    context: tuple[ContextChange, ...] = ()  # settings, rules or machine files changed
+    gate: tuple[Reason, ...] | None = None  # with --fail-on-regression: every reason
+    limit: float | None = None  # --fail-on-regression's PCT
 
 
 def time(seconds: float | None) -> str:
@@ -198,6 +202,7 @@ def markdown(d: Diff, base: Side, head: Side, opts: Options | None = None) -> st
              stamp(d, base, head, opts), ""]  # fmt: skip
     if opts.preview_url:
         lines += [f"Preview of the site: <{url(opts.preview_url)}>", ""]
+    lines += gate_lines(opts)
     if ks:
         rows = [kernel_row(k, d, opts.site_url) for k in ks]
         header = (
@@ -241,6 +246,28 @@ def markdown(d: Diff, base: Side, head: Side, opts: Options | None = None) -> st
         "confidence interval of the median, else min..max) do not overlap."
     )
     return _capped("\n".join(lines) + "\n")
+
+
+def gate_lines(opts: Options) -> list[str]:
+    """The gate's verdict and each reason in words (the ones allowed on the command line
+    too, with the option that allowed them); without the gate, the changes of context."""
+    if opts.gate is None:
+        if not opts.context:
+            return []
+        return ["**Context changed** (the times are judged by other files than at base): "
+                + "; ".join(cell(c.what) for c in opts.context), ""]  # fmt: skip
+    failed = [r for r in opts.gate if not r.allowed]
+    head = (f"**Gate (--fail-on-regression {opts.limit:g}%): "
+            f"{'fails' if failed else 'passes'}**")  # fmt: skip
+    if failed:
+        head += f", {len(failed)} reason{'s' if len(failed) > 1 else ''}:"
+    out = [head, ""]
+    for r in opts.gate:
+        allow = ""
+        if r.allow:
+            allow = f"; allowed by {code(r.allow)}" if r.allowed else f"; to allow: {code(r.allow)}"
+        out.append(f"- {code(r.subject)}: {cell(r.what)}{allow}")
+    return out + ([""] if opts.gate else [])
 
 
 def _table(title: str, header: str, rows: list[str], above: list[str], what: str,

@@ -12,7 +12,7 @@ move but whose bound did moved because its roofs moved.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from roofgen.analysis.analyse import Analysis, LaunchResult, VariantResult
@@ -42,6 +42,8 @@ class Change:
     head_efficiency: float | None
     roofs_moved: bool  # the bound changed while the time did not
     machine: str = ""  # the machine it ran on (at head; at base for a removed one)
+    base_interval: Interval | None = None  # the timing intervals compared
+    head_interval: Interval | None = None
 
     @property
     def verdict(self) -> Verdict:
@@ -84,6 +86,9 @@ class Diff:
     kernel_names: Mapping[tuple[str, str], str] = field(default_factory=dict)
     #: The machines the changes ran on: (id, library version or None for a team's file).
     machines: tuple[tuple[str, int | None], ...] = ()
+    #: Machines that a case on both sides runs on and whose file differs (or is missing
+    #: on one side): the roofs the times are judged against changed.
+    machines_changed: tuple[str, ...] = ()
 
     def counts(self) -> dict[str, int]:
         """Verdicts over the changed variants (the unit a reviewer reads)."""
@@ -186,6 +191,8 @@ def diff(base: Specs, base_analysis: Analysis, head: Specs, head_analysis: Analy
                 b.efficiency,
                 a.time_s == b.time_s and a.lower_bound_s != b.lower_bound_s,
                 b.machine,
+                a_iv,
+                b_iv,
             )  # fmt: skip
         )
     base_cases = {c.id for c in base.cases}
@@ -203,7 +210,25 @@ def diff(base: Specs, base_analysis: Analysis, head: Specs, head_analysis: Analy
         {ident: resource_names(m) for ident, m in machines.items()},
         kernel_names,
         tuple((m, _library_version(machines[m])) for m in used),
+        machine_changes(base, base_analysis, head, head_analysis),
     )
+
+
+def machine_changes(
+    base: Specs, base_analysis: Analysis, head: Specs, head_analysis: Analysis
+) -> tuple[str, ...]:
+    """The machines a case present on both sides runs on (on either side) whose content
+    differs between the sides, or that one side lacks; where the file lies is no
+    change (a moved specs folder moves it)."""
+    both = {c.case.id for c in base_analysis.cases} & {c.case.id for c in head_analysis.cases}
+    used = {v.machine for analysis in (base_analysis, head_analysis) for c in analysis.cases
+            if c.case.id in both for v in c.variants}  # fmt: skip
+
+    def content(m: Machine | None) -> Machine | None:
+        return None if m is None else replace(m, file="")
+
+    changed = (m for m in used if content(base.machines.get(m)) != content(head.machines.get(m)))
+    return tuple(sorted(changed))
 
 
 def _library_version(machine: Machine) -> int | None:
@@ -260,6 +285,7 @@ def _launch_changes(
             speedup(x.time_s, y.time_s, base_iv.get(full), head_iv.get(full)),
             _movement(x, y), x.efficiency, y.efficiency,
             x.time_s == y.time_s and x.bound_s != y.bound_s, y.machine,
+            base_iv.get(full), head_iv.get(full),
         )  # fmt: skip
 
 

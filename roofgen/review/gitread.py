@@ -31,6 +31,7 @@ __all__ = [
     "TreeEntry",
     "commits_since",
     "export",
+    "file_at",
     "first_parent_log",
     "is_shallow",
     "read_blobs",
@@ -316,3 +317,28 @@ def export(top: Path, commit: str, folders: list[str], dest: Path) -> list[Path]
         (dest / folder).mkdir(parents=True, exist_ok=True)
         found.append(dest / folder)
     return found
+
+
+MAX_SETTINGS_BYTES = 1024 * 1024  # a settings or rules file read from a revision
+
+
+def file_at(top: Path, commit: str, path: str) -> bytes | None:
+    """The content of the regular file ``path`` (relative to ``top``) as of ``commit``;
+    None when there is no such file. A link or an oversized file there is an error:
+    the gate's policy must not be read from where a pull request points it."""
+    listed = _git(top, "ls-tree", "-z", "-l", "--full-tree", commit, "--", path)
+    if listed.returncode != 0:
+        raise GitReadError(f"cannot list {path}: {_said(listed)}")
+    for record in listed.stdout.split(b"\0"):
+        meta, _, raw = record.partition(b"\t")
+        if raw.decode("utf-8", "surrogateescape") != path:
+            continue
+        mode, kind, obj, size = meta.decode("ascii", "replace").split()
+        if kind == "tree":
+            return None
+        if mode == _LINK or mode not in _REGULAR:
+            raise GitReadError(f"{path}: not a regular file (mode {mode}); refusing to read it")
+        if not size.isdigit() or int(size) > MAX_SETTINGS_BYTES:
+            raise GitReadError(f"{path}: {size} bytes; roofgen reads at most 1 MiB from it")
+        return read_blobs(top, [obj], [path])[obj]
+    return None

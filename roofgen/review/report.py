@@ -12,6 +12,7 @@ from typing import Any
 from roofgen.analysis.compare import Speedup
 from roofgen.review.comment import COMMENT_LIMIT, MARKER, Side
 from roofgen.review.diff import Change, Diff
+from roofgen.review.gate import ContextChange, Reason
 from roofgen.review.verdict import DEFAULT_THRESHOLD, kernels, verdict_line
 from roofgen.units import fmt_ratio, fmt_si, fmt_time
 
@@ -48,8 +49,20 @@ def _change_json(c: Change) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def json_doc(d: Diff, base: Side, head: Side,
-             threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:  # fmt: skip
+def _gate_json(gate: tuple[Reason, ...] | None, limit: float | None) -> dict[str, Any] | None:
+    if gate is None:
+        return None
+    reasons = [{"kind": r.kind, "subject": r.subject, "reason": r.what, "allow": r.allow,
+                "allowed": r.allowed} for r in gate]  # fmt: skip
+    return {"fail_on_regression": limit, "failed": any(not r.allowed for r in gate),
+            "reasons": reasons}  # fmt: skip
+
+
+def json_doc(d: Diff, base: Side, head: Side, threshold: float = DEFAULT_THRESHOLD,
+             context: tuple[ContextChange, ...] = (), gate: tuple[Reason, ...] | None = None,
+             limit: float | None = None) -> dict[str, Any]:  # fmt: skip
+    """Every change; the changes of context; the gate's verdict and reasons (null
+    without ``--fail-on-regression``)."""
     ks = kernels(d, threshold)
     return {
         "roofgen_diff": 1,
@@ -71,15 +84,28 @@ def json_doc(d: Diff, base: Side, head: Side,
         ],
         "variants": [_change_json(c) for c in d.variants],
         "launches": [_change_json(c) for c in d.launches],
+        "context": [{"name": c.name, "change": c.what} for c in context],
+        "gate": _gate_json(gate, limit),
     }
 
 
-def text(d: Diff, base: Side, head: Side, threshold: float = DEFAULT_THRESHOLD) -> str:
+def text(d: Diff, base: Side, head: Side, threshold: float = DEFAULT_THRESHOLD,
+         context: tuple[ContextChange, ...] = (),
+         gate: tuple[Reason, ...] | None = None) -> str:  # fmt: skip
     def shown(side: Side) -> str:
         return side.name + (f" ({side.commit[:10]})" if side.commit else "")
 
     verdict = verdict_line(d, threshold).replace("`", "")
     lines = [f"{shown(base)} -> {shown(head)}: {verdict}"]
+    lines += [f"  context: {c.what}" for c in context]
+    if gate is not None:
+        failed = any(not r.allowed for r in gate)
+        lines.append(f"  gate: {'fails' if failed else 'passes'}")
+        for reason in gate:
+            allow = reason.allow or ""
+            if allow:
+                allow = f" ({'allowed by' if reason.allowed else 'to allow:'} {allow})"
+            lines.append(f"  gate: {reason.subject}: {reason.what}{allow}")
     for r in d.roofs:
         lines.append(
             f"  roof {r.machine} {r.roof}: {fmt_si(r.base, r.unit)} -> {fmt_si(r.head, r.unit)}"

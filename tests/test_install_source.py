@@ -276,7 +276,7 @@ def test_the_written_install_line_installs_roofgen_and_the_steps_run(tmp_path):
     build = next(s for s in workflows.github_steps(repo) if "roofgen build" in s.script)
     result = workflows.run_github_step(build, repo, {}, {**env, "CI": "true"})
     assert result.returncode == 0, result.stderr[-3000:]
-    assert (repo / "site" / "index.html").is_file()
+    assert (repo / "_site" / "index.html").is_file()
     # That roofgen proposes its own source to a new repository.
     other = tmp_path / "other"
     result = subprocess.run([str(bin_dir / "roofgen"), "init", str(other)], env=env,

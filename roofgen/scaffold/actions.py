@@ -26,8 +26,9 @@ class Action:
     tag: str  # the release tag the commit was taken from
     commit: str  # what that tag points to (peeled to its commit)
 
-    def uses(self) -> str:
-        return f"{self.repo}@{self.commit} # {self.tag}"
+    def ref(self) -> str:
+        """``owner/name@<commit>``: what ``uses:`` names."""
+        return f"{self.repo}@{self.commit}"
 
 
 ACTIONS = {
@@ -46,6 +47,8 @@ ACTIONS = {
 }
 
 
-def uses(name: str) -> str:
-    """``owner/name@<commit> # <tag>`` for ``uses:``."""
-    return ACTIONS[name].uses()
+def uses(name: str) -> tuple[str, str, str]:
+    """The ``uses:`` entry of a step: the key, ``owner/name@<commit>``, and the tag as
+    the comment at the end of its line."""
+    action = ACTIONS[name]
+    return ("uses", action.ref(), action.tag)

@@ -16,11 +16,15 @@ DEPENDABOT = ".github/dependabot.yml"
 
 
 def ci_files(plan: Any) -> list[tuple[str, Callable[[], str]]]:
-    """(path, text) of every CI file of ``plan.ci`` (a ``project.InitPlan``)."""
+    """(path, text) of every CI file of ``plan.ci`` (a ``project.InitPlan``).
+
+    Only ``plan.ci``, ``plan.pages``, ``plan.gitlab_notes``, ``plan.source`` (checked
+    when it was made) and the repository's branch reach the files: the settings' folders
+    never do (a settings value in a workflow would be code the pull request wrote)."""
     files: list[tuple[str, Callable[[], str]]] = []
     source, py = plan.source, python_version()
     if plan.ci == "github":
-        gh = ci_github.GithubCi(source, py, default_branch(plan.root), plan.output, plan.pages)
+        gh = ci_github.GithubCi(source, py, default_branch(plan.root), plan.pages)
         files = [
             (".github/workflows/roofgen.yml", lambda: ci_github.main_workflow(gh)),
             (".github/workflows/roofgen-pr.yml", lambda: ci_github.pr_workflow(gh)),
@@ -28,7 +32,7 @@ def ci_files(plan: Any) -> list[tuple[str, Callable[[], str]]]:
             (DEPENDABOT, ci_github.dependabot),
         ]
     elif plan.ci == "gitlab":
-        gl = ci_gitlab.GitlabCi(source, py, plan.output, plan.pages, plan.gitlab_notes)
+        gl = ci_gitlab.GitlabCi(source, py, plan.pages, plan.gitlab_notes)
         files = [(".gitlab-ci.yml", lambda: ci_gitlab.gitlab_ci(gl))]
     if files:
         files.append((CONSTRAINTS_FILE, constraints_text))

@@ -155,13 +155,24 @@ def build_site(
     inputs are those of the last build into ``output`` keeps its site without a check
     (:mod:`roofgen.site.unchanged`); MkDocs runs only when a page changed; ``clean``
     builds everything. Options: see the site build.
+
+    Before anything is read or written, the output is checked as it will be
+    (:func:`roofgen.site.output.guard`: never the project, what it holds, or a folder
+    roofgen did not write; a configured one inside the project), and staging folders of
+    killed builds beside it are removed, by every build, one that keeps its site too.
     """
     import contextlib
 
     from roofgen.site import build, cachedir, unchanged
+    from roofgen.site import output as out
     from roofgen.site.renderers import Renderers
 
-    output = Path(output).absolute()
+    try:
+        target = out.guard(settings, output, paths)
+    except out.OutputRefused as exc:
+        return build.refused(output, exc, None)
+    output = target.path
+    out.remove_stale(output)
     cache = cachedir.choose(settings, output, cache_dir, use_cache)
     timings: dict[str, float] = {}
     sources = kept = None
@@ -199,7 +210,7 @@ def build_site(
         return build.build_site(
             checked, settings, output, markdown_only, quiet, strict, cache=cache, clean=clean,
             renderers=renderers, progress=progress, timings=timings, sources=sources,
-            reuse=reuse,
+            reuse=reuse, target=target,
         )  # fmt: skip
 
 

@@ -37,7 +37,7 @@ from roofgen.site.context import ChartSlot, SiteContext, build_context
 from roofgen.site.errors import BuildError
 from roofgen.site.extras import Extras, site_extras
 from roofgen.site.mkdocs_run import run_mkdocs, source_date_epoch
-from roofgen.site.output import MARKER, MARKER_TEXT, check_output, staging, swap
+from roofgen.site.output import MARKER, MARKER_TEXT, OutputRefused, Target, guard, staging, swap
 from roofgen.site.pages import RenderedChart, render_mkdocs_yml, render_pages
 from roofgen.site.renderers import Renderers
 from roofgen.site.sections.history import site_history, with_history
@@ -45,7 +45,9 @@ from roofgen.site.sections.history import site_history, with_history
 if TYPE_CHECKING:
     from roofgen.pipeline import CheckResult
 
-__all__ = ["MARKER", "BuildResult", "ProgressFn", "build_site", "open_reuse", "run_mkdocs"]
+__all__ = [
+    "MARKER", "BuildResult", "ProgressFn", "build_site", "open_reuse", "refused", "run_mkdocs",
+]  # fmt: skip
 
 CHARTS_DIR = "assets/charts"
 OWN_ASSETS = {
@@ -98,6 +100,7 @@ def build_site(
     timings: dict[str, float] | None = None,
     sources: str | None = None,
     reuse: Reuse | None = None,
+    target: Target | None = None,
 ) -> BuildResult:
     """Build the site of the checked specs ``checked`` into ``output``.
 
@@ -118,9 +121,14 @@ def build_site(
     build's own inputs (:mod:`roofgen.site.unchanged`), is recorded with the site, so
     that a build of the same inputs can keep it without a check. ``reuse``: the pages
     of earlier builds, that the check was given (:func:`open_reuse`), so that it
-    analysed only the cases whose pages are not stored.
+    analysed only the cases whose pages are not stored. ``target``: ``output`` as
+    :func:`roofgen.site.output.guard` accepted it (the caller's guard, before it read
+    anything); without it the guard runs here.
     """
-    output = Path(output).absolute()
+    accepted = target or checked_output(settings, output)
+    if isinstance(accepted, OutputRefused):
+        return refused(output, accepted, timings)
+    output = accepted.path
     result = BuildResult(ok=False, output=output, timings=dict(timings or {}))
     clock = StepClock(result.timings)
     tell = progress or (lambda step, done, total: None)
@@ -133,10 +141,6 @@ def build_site(
     if checked.failed(strict) or checked.specs is None or checked.analysis is None:
         return result
     try:
-        protected = [settings.root, *settings.specs]
-        if settings.file is not None:
-            protected.append(settings.file.parent)
-        check_output(output, protected)
         extras = site_extras(settings)
     except BuildError as exc:
         result.problems.append(Problem(str(output), 0, 0, "", str(exc)))
@@ -239,7 +243,7 @@ def build_site(
                     _offline_search_index(tree)
             write_file(tree / MARKER, MARKER_TEXT, root=tree)
             with clock("swap"):
-                swap(tree, output)
+                swap(tree, accepted)
             with clock("write"):
                 lastbuild.remember(cache.folder, output, inputs, warnings, sources, report)
     except OSError as exc:
@@ -249,10 +253,28 @@ def build_site(
             Problem(str(output), 0, 0, "", f"cannot write the site: {reason}{where}")
         )
         return result
-    except BuildError as exc:
-        result.problems.append(Problem("mkdocs", 0, 0, "", str(exc)))
+    except BuildError as exc:  # MkDocs stopped, or the output changed meanwhile
+        file, setting = (
+            (exc.file, exc.setting) if isinstance(exc, OutputRefused) else ("mkdocs", "")
+        )
+        result.problems.append(Problem(file, 0, 0, setting, str(exc)))
         return result
     return _built(result, site, markdown_only, quiet)
+
+
+def checked_output(settings: Settings, output: Path) -> Target | OutputRefused:
+    """``output`` as :func:`roofgen.site.output.guard` accepts it, or why it refused."""
+    try:
+        return guard(settings, output)
+    except OutputRefused as exc:
+        return exc
+
+
+def refused(output: Path, exc: OutputRefused, timings: dict[str, float] | None) -> BuildResult:
+    """The result of a build whose output the guard refused: nothing read or written."""
+    result = BuildResult(ok=False, output=Path(output).absolute(), timings=dict(timings or {}))
+    result.problems.append(Problem(exc.file, 0, 0, exc.setting, str(exc)))
+    return result
 
 
 def open_reuse(settings: Settings, folder: Path | None, *, clean: bool = False) -> Reuse:

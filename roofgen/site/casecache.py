@@ -70,7 +70,7 @@ _CASE_FIELDS = (*_FIELDS, "history", "listing")
 #: The pages that list every case (the home page, the machine pages, the index pages).
 SitePage = HomePage | MachinePage | IndexPage
 #: Distributions whose version decides a case page's Markdown.
-_RENDERING = ("jinja2", "pyyaml", "markupsafe")
+_RENDERING = ("jinja2", "pyyaml", "markupsafe", "markdown", "nh3")  # nh3: narratives
 
 
 class CachedPage:

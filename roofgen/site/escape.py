@@ -5,8 +5,10 @@ Spec strings (titles, names, summaries, narratives, links) are data, never marku
 * :func:`md_escape` - plain text inline in Markdown (table cells, headings, lists):
   every character Markdown or HTML would act on is written as an entity or a
   backslash escape, newlines become spaces.
-* :func:`md_text` - narrative fields, which are Markdown and rendered as such, with
-  raw HTML, entities, attribute lists and links other than http(s) neutralised.
+* :func:`md_text` - roofgen's own Markdown prose (the Guide's field descriptions),
+  with raw HTML, entities, attribute lists and links other than http(s) neutralised.
+  A spec's Markdown fields are not escaped but rendered and sanitised on their own
+  (:mod:`roofgen.site.narrative`): escaping cannot know how Markdown will pair them.
 * :func:`html_escape` - plain text inside the HTML roofgen writes itself (tables,
   the verdict card): characters HTML acts on become entities, newlines spaces.
 * :func:`safe_url` - a URL for a link target, only when it starts with http:// or
@@ -79,9 +81,11 @@ def html_escape(value: object) -> str:
     return text.strip().translate(_HTML)
 
 
-# One pass over a narrative, left to right. Single-line code spans are left alone
+# One pass over the text, left to right. Single-line code spans are left alone
 # (Markdown escapes their content itself); everything else that could become live
 # markup is neutralised:
+#   a backtick outside them    `  ->  &#96;    (Markdown pairs backticks across lines:
+#                                              a stray one would shift the pairing)
 #   raw HTML and autolinks     <  ->  &lt;     (and > outside blockquote markers)
 #   entities (java&#115;cript) &  ->  &amp;
 #   attribute lists {: on...}  {} ->  &#123; &#125;
@@ -94,11 +98,13 @@ _NARRATIVE = re.compile(
     | (?P<link>\]\((?![ \t]*https?://))
     | (?P<ref>\]:(?![ \t]*(?:\r?\n[ \t]*)?https?://))
     | (?P<image>!\[)
-    | (?P<char>[&<>{}])
+    | (?P<char>[&<>{}`])
     """,
     re.MULTILINE | re.VERBOSE | re.IGNORECASE,
 )
-_NARRATIVE_CHARS = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "{": "&#123;", "}": "&#125;"}
+_NARRATIVE_CHARS = {
+    "&": "&amp;", "<": "&lt;", ">": "&gt;", "{": "&#123;", "}": "&#125;", "`": "&#96;",
+}  # fmt: skip
 
 
 def _narrative_token(match: re.Match[str]) -> str:
@@ -116,7 +122,8 @@ def _narrative_token(match: re.Match[str]) -> str:
 
 
 def md_text(value: object) -> str:
-    """A narrative field: Markdown, rendered as Markdown, with raw HTML neutralised.
+    """roofgen's own Markdown prose, rendered as Markdown, with raw HTML neutralised
+    (a spec's Markdown goes through :func:`roofgen.site.narrative.narrative_html`).
 
     Links stay links only when their target starts with http:// or https://; other
     targets (``javascript:``, relative paths, anchors) are shown as text. Images

@@ -3,7 +3,7 @@
 The Markdown pages come from a Jinja environment with autoescape off (the output is
 Markdown, not HTML): every ``{{ ... }}`` is escaped by
 :func:`~roofgen.site.escape.md_escape` unless a filter already made it safe
-(``md_escape``, ``md_text`` for narrative fields, ``url`` for http(s) links, ``rel``
+(``md_escape``, ``narrative`` for a Markdown field, ``url`` for http(s) links, ``rel``
 for links between pages, ``anchor`` for ids). Forgetting a filter therefore escapes
 too much, never too little.
 
@@ -26,9 +26,10 @@ import yaml
 
 from roofgen.datafiles import data_dir
 from roofgen.site.context import NavEntry, SiteContext
-from roofgen.site.escape import html_escape, md_escape, md_text, plain_text, safe_url
+from roofgen.site.escape import html_escape, md_escape, plain_text, safe_url
 from roofgen.site.guide import guide_pages
 from roofgen.site.links import USE_DIRECTORY_URLS, html_link
+from roofgen.site.narrative import narrative_html
 from roofgen.site.pagetypes import NOT_IN_NAV
 
 __all__ = [
@@ -104,7 +105,7 @@ def markdown_environment() -> jinja2.Environment:
     )
     env.filters.update(
         md_escape=lambda v: Markdown(md_escape(v)),
-        md_text=lambda v: Markdown(md_text(v)),
+        narrative=lambda v, lead="": Markdown(narrative_html(v, lead)),  # one raw HTML block
         url=_url,
         rel=_rel,
         anchor=_anchor,

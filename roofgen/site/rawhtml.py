@@ -13,6 +13,12 @@ same, byte for byte; it keeps the ids of the blocks it stored (MkDocs validates 
 against them) for :func:`take_anchor_ids`. A block it is not sure of (a comment, a
 ``markdown`` attribute, a script, anything whose first element does not close on
 its last line) is left to Python-Markdown.
+
+A narrative block (:data:`NARRATIVE_OPEN`, one line, written by
+:mod:`roofgen.site.narrative` from HTML nh3 has cleaned) is always stored: its text may
+read like what makes a block unsure (``markdown="1"``, ``<pre>``) but holds no
+comment, script or element id, and no id is collected from it (text such as
+``id="verdict"`` is not an anchor).
 """
 
 from __future__ import annotations
@@ -24,7 +30,10 @@ from typing import Any
 from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
-__all__ = ["RawHtmlExtension", "raw_blocks"]
+__all__ = ["NARRATIVE_OPEN", "RawHtmlExtension", "raw_blocks"]
+
+#: The opening tag of a narrative block: sanitised HTML, on one line.
+NARRATIVE_OPEN = '<div class="roofgen-narrative">'
 
 _OPEN = re.compile(r"<(table|div|dl|ol|ul)(?=[\s>])")
 _UNSURE = re.compile(r"<!--|<!\[|<\?|\smarkdown\s*=|<(?:script|style|pre|textarea)\b", re.I)
@@ -44,10 +53,17 @@ def _closes_at_end(text: str, tag: str) -> bool:
     return False
 
 
+def _narrative(lines: list[str], start: int, end: int) -> bool:
+    """Whether ``lines[start:end]`` is a narrative block: one line, opened and closed."""
+    line = lines[start]
+    return end == start + 1 and line.startswith(NARRATIVE_OPEN) and line.endswith("</div>")
+
+
 def raw_blocks(lines: list[str]) -> list[tuple[int, int]]:
     """The ``(start, end)`` line ranges of the blocks that can be stored as they are:
     preceded and followed by a blank line, opening with one of roofgen's block tags at
-    column 0, whose first element closes on the last line, with nothing unsure in it."""
+    column 0, whose first element closes on the last line, with nothing unsure in it
+    (or a narrative block)."""
     found: list[tuple[int, int]] = []
     i, n = 0, len(lines)
     while i < n:
@@ -62,7 +78,7 @@ def raw_blocks(lines: list[str]) -> list[tuple[int, int]]:
         if j == n:  # Python-Markdown's own check wants a blank line after the block
             break
         text = "\n".join(lines[i:j])
-        if not _UNSURE.search(text) and _closes_at_end(text, m[1]):
+        if _narrative(lines, i, j) or (not _UNSURE.search(text) and _closes_at_end(text, m[1])):
             found.append((i, j))
         i = j
     return found
@@ -84,9 +100,11 @@ class _StoreRaw(Preprocessor):
             out.extend(lines[done:start])
             # The extractor stores a block followed by a blank line with one newline.
             out.append(self.md.htmlStash.store(text + "\n"))
+            done = end
+            if _narrative(lines, start, end):
+                continue
             self.extension.anchor_ids.update(html.unescape(v) for v in _ID.findall(text))
             self.extension.anchor_ids.update(html.unescape(v) for v in _NAME.findall(text))
-            done = end
         out.extend(lines[done:])
         return out
 

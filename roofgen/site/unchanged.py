@@ -41,7 +41,7 @@ KEPT_NOTE = (
 #: Distributions whose version decides the site's bytes.
 _RENDERING = (
     "mkdocs", "mkdocs-material", "vl-convert-python", "jinja2", "markdown",
-    "pymdown-extensions", "pygments", "pyyaml", "pint",
+    "pymdown-extensions", "pygments", "pyyaml", "pint", "nh3",
 )  # fmt: skip
 
 

@@ -153,12 +153,16 @@ def _adopt(plan: InitPlan, settings_file: Path) -> None:
     """Use the specs folder and output an existing settings file names."""
     import tomllib
 
+    from roofgen.config import check_paths
+
     try:
         data = tomllib.loads(settings_file.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return
     if settings_file.name == "pyproject.toml":
         data = data.get("tool", {}).get("roofgen", {})
+    if isinstance(data, dict):  # paths that would reach the written files are refused
+        check_paths(settings_file, data)
     specs = data.get("specs")
     if isinstance(specs, list) and specs and isinstance(specs[0], str):
         plan.specs = specs[0].rstrip("/") or plan.specs

@@ -160,3 +160,19 @@ def test_links_to_ids_in_stored_blocks_are_validated_like_the_others(tmp_path: P
     assert '<div class="roofgen-verdict" id="verdict">' in (
         tmp_path / "site" / "index.html"
     ).read_text(encoding="utf-8")
+
+
+def test_a_narrative_block_is_stored_whole_without_its_text_as_ids() -> None:
+    """A narrative's sanitised HTML may hold a code block and text that reads like an
+    attribute; it is stored all the same, and such text adds no anchor."""
+    block = (
+        '<div class="roofgen-narrative"><p>see id="verdict" and markdown="1"</p>'
+        "<pre><code>a&#10;&#10;b&#10;</code></pre></div>"
+    )
+    text = f"Intro.\n\n{block}\n\nAfter *it*.\n"
+    assert raw_blocks(text.split("\n")) == [(2, 3)]
+    html, ids = convert(text, raw=True)
+    assert (html, ids) == convert(text, raw=False)
+    assert block in html and ids == set()
+    # Not alone on its line: left to Markdown like any other block.
+    assert raw_blocks(["", block, "more", ""]) == []

@@ -73,13 +73,33 @@ def snapshot(paths: Iterable[Path], skip: Path | None = None) -> Snapshot:
     return tuple(sorted(entries))
 
 
+#: The names a request to the server may give in its ``Host`` header.
+_LOCAL_HOSTS = ("127.0.0.1", "localhost")
+
+
+def host_allowed(header: str | None, port: int) -> bool:
+    """Whether a request's ``Host`` header names this server by a loopback name:
+    ``127.0.0.1`` or ``localhost``, bare or with the server's ``port``. A missing
+    header (HTTP/1.0) is refused too: a browser always sends one."""
+    if header is None:
+        return False
+    allowed = {*_LOCAL_HOSTS, *(f"{host}:{port}" for host in _LOCAL_HOSTS)}
+    return header.strip().lower() in allowed
+
+
 class _Handler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
         pass
 
     def send_head(self) -> Any:
-        """Files inside the site only: a NUL in the path is a bad request, a path that
-        leads out of the site (through a link) is not found."""
+        """Files inside the site only, to requests addressed to the loopback address by
+        name (:func:`host_allowed`; others get 421): a NUL in the path is a bad request,
+        a path that leads out of the site (through a link) is not found."""
+        hosts = self.headers.get_all("Host") or []
+        port = int(getattr(self.server, "server_port", 0))  # HTTPServer's, once bound
+        if len(hosts) != 1 or not host_allowed(hosts[0], port):
+            self.send_error(421, "Misdirected request", "This server answers only 127.0.0.1.")
+            return None
         if "\x00" in self.path or "%00" in self.path:
             self.send_error(400, "Bad request")
             return None

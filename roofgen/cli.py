@@ -8,6 +8,7 @@ Exit statuses, the same for every verb: 0 ok, 1 invalid input, 2 usage error,
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -52,7 +53,6 @@ for _verb in VERBS:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI in-process and return the exit status (never raises)."""
-    from roofgen.files import WriteRefused
     from roofgen.problems import SpecError
 
     try:
@@ -63,9 +63,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SpecError as exc:
         for p in exc.problems:
             say(p.format(), fg="red")
-        return EXIT_INVALID
-    except WriteRefused as exc:  # a link that leads out of the project, a folder
-        say(str(exc), fg="red")
         return EXIT_INVALID
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
@@ -79,9 +76,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        return _not_written(exc)
     except Exception:
         return _internal_error()
     return EXIT_OK
+
+
+#: Errors of the disk, not of roofgen, whichever step met them.
+_DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+
+
+def _not_written(exc: OSError) -> int:
+    """A file the writer refused (a link out of the project, a folder, a full disk), or
+    a full disk met outside it (a folder made): exit status 1, the file named. Any
+    other error of the operating system is roofgen's."""
+    from roofgen.files import WriteRefused, refusal
+
+    if isinstance(exc, WriteRefused):
+        say(str(exc), fg="red")
+    elif exc.errno in _DISK_ERRORS and exc.filename:
+        say(f"{exc.filename}: not written: {refusal(exc)}", fg="red")
+    else:
+        return _internal_error()
+    return EXIT_INVALID
 
 
 def _internal_error() -> int:

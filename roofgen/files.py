@@ -39,7 +39,9 @@ import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["WriteRefused", "confinement", "write_atomic", "write_cache_entry", "write_file"]
+__all__ = [
+    "WriteRefused", "confinement", "refusal", "write_atomic", "write_cache_entry", "write_file",
+]  # fmt: skip
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -90,12 +92,37 @@ def write_file(
         payload = [data]
     else:
         payload = (chunk.encode("utf-8") for chunk in data)
-    _make_folders(base, 0o700 if private else 0o777)  # the root itself is trusted
-    parts = list(target.relative_to(base).parts)
-    if DIR_FD:
-        _write_by_fd(str(path), base, parts, payload, private)
-    else:
-        _write_by_path(str(path), base, target, payload, private)
+    try:
+        _make_folders(base, 0o700 if private else 0o777)  # the root itself is trusted
+        parts = list(target.relative_to(base).parts)
+        if DIR_FD:
+            _write_by_fd(str(path), base, parts, payload, private)
+        else:
+            _write_by_path(str(path), base, target, payload, private)
+    except WriteRefused:
+        raise
+    except OSError as exc:
+        reason = refusal(exc)
+        if reason is None:
+            raise
+        raise WriteRefused(path, reason) from exc
+
+
+#: What the file system's answers mean to a person, and what to do about each.
+_REASONS = {
+    errno.ENOSPC: "the disk is full: free some space and run again",
+    errno.EDQUOT: "the disk quota is used up: free some space and run again",
+    errno.EFBIG: "the file is too large for its file system",
+    errno.EROFS: "the file system is read-only: write it to another folder",
+    errno.EACCES: "permission denied: write it to a folder you may write to",
+    errno.EPERM: "the operation is not permitted: write it to a folder you may write to",
+}
+
+
+def refusal(exc: OSError) -> str | None:
+    """Why a file could not be written, for people (None: an error that is not about the
+    disk or the permissions, which stays an error of roofgen's)."""
+    return _REASONS.get(exc.errno) if exc.errno is not None else None
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:

@@ -10,8 +10,8 @@ its line endings, byte order mark and mode.
 
 from __future__ import annotations
 
+import bisect
 import codecs
-import difflib
 import io
 import os
 import re
@@ -67,14 +67,34 @@ def load_round_trip(text: str) -> tuple[Any, Any]:
 
 
 def only_added(before: str, after: str) -> list[str]:
-    """Lines of ``before`` that ``after`` removes or changes (empty: only additions)."""
-    changed = []
-    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), False)
+    """Lines of ``before`` that ``after`` removes or changes (empty: only additions):
+    ``before``'s lines must be a subsequence of ``after``'s. Found in one pass with
+    an index of ``after``'s lines (a general diff costs time quadratic in the lines
+    of a large case, whose launches repeat the same lines)."""
     old = before.splitlines()
-    for tag, i1, i2, _j1, _j2 in matcher.get_opcodes():
-        if tag in ("replace", "delete"):
-            changed += [f"{n + 1}: {old[n]}" for n in range(i1, i2)]
-    return changed
+    matched = _subsequence(old, after.splitlines())
+    return [f"{n + 1}: {old[n]}" for n, at in enumerate(matched) if at is None]
+
+
+def _subsequence(old: list[str], new: list[str]) -> list[int | None]:
+    """For each line of ``old``, the line of ``new`` it is taken to be (None: not
+    there), matched in order, each to the first equal line of ``new`` after the one
+    before it. Exact for ``old`` a subsequence of ``new``; otherwise a line matched
+    too far ahead may leave others unmatched, which is harmless where it is used."""
+    where: dict[str, list[int]] = {}
+    for j, line in enumerate(new):
+        where.setdefault(line, []).append(j)
+    out: list[int | None] = []
+    start = 0
+    for line in old:
+        found = where.get(line, [])
+        k = bisect.bisect_left(found, start)
+        if k < len(found):
+            out.append(found[k])
+            start = found[k] + 1
+        else:
+            out.append(None)
+    return out
 
 
 def schema_comment(target: Path, kind: str) -> str:
@@ -109,22 +129,45 @@ def keep_layout(original: bytes, edited: str) -> bytes:
     new = _lines(edited)
     counts = Counter(end for _, end in old if end)
     dominant = max(counts, key=counts.__getitem__) if counts else "\n"  # first on a tie
-    kept: list[str | None] = [None] * len(new)
-    matcher = difflib.SequenceMatcher(None, [t for t, _ in old], [t for t, _ in new], False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag in ("equal", "replace"):
-            for k in range(min(i2 - i1, j2 - j1)):
-                kept[j1 + k] = old[i1 + k][1]
+    kept = _endings_kept(old, [t for t, _ in new]) if len(counts) > 1 else [None] * len(new)
+    unended = bool(old) and not old[-1][1]
     out = []
     for j, (text, end) in enumerate(new):
-        ending = kept[j]
-        if not end or (ending == "" and j == len(new) - 1):
+        last = j == len(new) - 1
+        ending = kept[j] or dominant
+        if not end or (last and unended):
             ending = ""
-        elif not ending:
-            ending = dominant
         out.append(text + ending)
     bom = codecs.BOM_UTF8 if original.startswith(codecs.BOM_UTF8) else b""
     return bom + "".join(out).encode("utf-8")
+
+
+def _endings_kept(old: list[tuple[str, str]], new: list[str]) -> list[str | None]:
+    """The ending each new line takes from the old line it is (None: a new line),
+    for a file whose lines end in more than one way. Lines are matched in order
+    (:func:`_subsequence`); between two matched lines, the old lines left over give
+    their endings to the new ones there one by one (a line changed in place)."""
+    matched = _subsequence([t for t, _ in old], new)
+    kept: list[str | None] = [None] * len(new)
+    spare: list[str] = []  # endings of unmatched old lines since the last match
+    for i, at in enumerate(matched):
+        if at is None:
+            spare.append(old[i][1])
+            continue
+        kept[at] = old[i][1]
+        _fill_gap(kept, at, spare)
+        spare = []
+    _fill_gap(kept, len(new), spare)
+    return kept
+
+
+def _fill_gap(kept: list[str | None], end: int, spare: list[str]) -> None:
+    """Give ``spare`` endings, in order, to the unmatched new lines just before ``end``."""
+    start = end - 1
+    while start >= 0 and kept[start] is None:
+        start -= 1
+    for j, ending in zip(range(start + 1, end), spare, strict=False):
+        kept[j] = ending
 
 
 def _lines(text: str) -> list[tuple[str, str]]:

@@ -9,7 +9,6 @@ concatenated views (whose scales are renamed).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -20,19 +19,20 @@ from roofgen.units import SI_PREFIXES, TIME_PREFIXES
 __all__ = [
     "AXIS",
     "FONT",
+    "LEGEND_FIELD",
     "OKABE_ITO",
     "config",
     "decade_label",
     "diagonal_angle",
     "diagonal_label",
     "finish",
-    "js_string",
     "legend_names",
     "log_axis",
     "log_ticks",
     "square_decades",
     "tick_label",
     "log_domain",
+    "name_rows",
     "log_samples",
     "nominal",
     "quantitative",
@@ -64,13 +64,6 @@ AXIS = {
 #: The prefixes that Vega label expressions write (none below 1 but for times).
 _SI = tuple((factor, prefix) for factor, prefix in SI_PREFIXES if prefix)
 _SMALL = tuple(TIME_PREFIXES)
-
-
-def js_string(text: str) -> str:
-    """``text`` for a single-quoted string in a Vega expression: JSON escapes (line
-    breaks, U+2028, control characters as \\uXXXX) and an escaped quote, so no name
-    can end the string early or break the expression."""
-    return json.dumps(text)[1:-1].replace("'", "\\'")
 
 
 def log_domain(
@@ -198,10 +191,25 @@ def diagonal_angle(
     return 360.0 - math.degrees(math.atan2(y_px, x_px))
 
 
-def legend_names(ids: Sequence[str], names: Sequence[str]) -> Spec:
-    """A legend that shows ``names`` for the field values ``ids``."""
-    parts = [f"datum.value === '{i}' ? '{js_string(n)}'" for i, n in zip(ids, names, strict=True)]
-    return {"labelExpr": " : ".join([*parts, "datum.label"])}
+#: The field of a chart's rows that holds the legend's name for the row (a level's or a
+#: link's name), which the colour and shape channels encode.
+LEGEND_FIELD = "legend"
+
+
+def legend_names(ids: Sequence[str], names: Sequence[str]) -> dict[str, str]:
+    """The legend's name for each of ``ids``: ``names`` themselves, which a chart writes
+    into its rows (:data:`LEGEND_FIELD`) and scale domains. A legend shows its domain's
+    values as they are, so names from a spec reach Vega as data, never as expression
+    source. A name that two ids share gets its id added, so that each keeps its entry."""
+    shared = {n for n in names if names.count(n) > 1}
+    return {i: f"{n} ({i})" if n in shared else n for i, n in zip(ids, names, strict=True)}
+
+
+def name_rows(rows: Iterable[dict[str, Any]], key: str, names: dict[str, str]) -> None:
+    """Give each row with a ``key`` in ``names`` its legend name (:data:`LEGEND_FIELD`)."""
+    for row in rows:
+        if row.get(key) in names:
+            row[LEGEND_FIELD] = names[row[key]]
 
 
 def tooltip(fields: Sequence[tuple[str, str]]) -> list[Spec]:

@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from roofgen.charts.common import (
+    LEGEND_FIELD,
     OKABE_ITO,
     diagonal_angle,
     finish,
@@ -22,6 +23,7 @@ from roofgen.charts.common import (
     log_axis,
     log_domain,
     log_samples,
+    name_rows,
     nominal,
     quantitative,
     roof_rule,
@@ -52,13 +54,12 @@ def communication_chart(
 
 
 def _colour(links: list[str], names: list[str]) -> Spec:
-    """Colour by link, the legend naming them."""
+    """Colour by link: the rows' legend names (``names``, in the order of ``links``)."""
     return channel(
-        "link",
+        LEGEND_FIELD,
         "nominal",
         title="Link",
-        scale={"domain": list(links), "range": list(OKABE_ITO[1 : len(links) + 1])},
-        legend=legend_names(links, names),
+        scale={"domain": list(names), "range": list(OKABE_ITO[1 : len(links) + 1])},
     )
 
 
@@ -310,7 +311,8 @@ def _right(
 
 def _chart(inp: CommunicationInput, width: int, height: int) -> dict[str, Any]:
     ids = [k.id for k in inp.links]
-    names = [k.name for k in inp.links]
+    shown = legend_names(ids, [k.name for k in inp.links])
+    names = [shown[i] for i in ids]
     left, left_data = _left(inp, ids, names, width, height)
     right, right_data = _right(inp, ids, names, width, height)
     chart = vconcat_chart(
@@ -318,12 +320,15 @@ def _chart(inp: CommunicationInput, width: int, height: int) -> dict[str, Any]:
         resolve={"x": "independent", "y": "independent"},
         title=title(inp.title, inp.subtitle),
     )
+    data = {**left_data, **right_data}
+    for rows in data.values():
+        name_rows(rows, "link", shown)
     return finish(
         chart,
         CHART_KIND,
         inp.title,
         f"Communication roofline: {inp.title}",
-        {**left_data, **right_data},
+        data,
         links=ids,
     )
 

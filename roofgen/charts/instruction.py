@@ -19,10 +19,12 @@ from collections.abc import Callable
 from typing import Any
 
 from roofgen.charts.common import (
+    LEGEND_FIELD,
     finish,
     legend_names,
     log_axis,
     log_domain,
+    name_rows,
     nominal,
     quantitative,
     segment_end,
@@ -74,33 +76,32 @@ def instruction_chart(
     return _chart(inp, width, height)
 
 
-def _names(inp: InstructionInput, roles: list[str]) -> list[str]:
+def _names(inp: InstructionInput, roles: list[str]) -> dict[str, str]:
+    """The legend's name of each role: the level's name, as the machine's wall names it."""
     named_roles = {w.role: w.name for w in inp.walls}
     named_roles |= {"global": "Global load/store", "shared": "Shared load/store"}
-    return [named_roles.get(r, r) for r in roles]
+    return legend_names(roles, [named_roles.get(r, r) for r in roles])
 
 
-def _colour(roles: list[str], legend_title: str, names: list[str]) -> Spec:
+def _colour(roles: list[str], legend_title: str, names: dict[str, str]) -> Spec:
     return channel(
-        "role",
+        LEGEND_FIELD,
         "nominal",
         title=legend_title,
-        scale={"domain": list(roles), "range": [ROLE_COLOURS[r] for r in roles]},
-        legend=legend_names(roles, names),
+        scale={"domain": [names[r] for r in roles], "range": [ROLE_COLOURS[r] for r in roles]},
     )
 
 
-def _shape(roles: list[str], legend_title: str, names: list[str]) -> Spec:
+def _shape(roles: list[str], legend_title: str, names: dict[str, str]) -> Spec:
     return channel(
-        "role",
+        LEGEND_FIELD,
         "nominal",
         title=legend_title,
-        scale={"domain": list(roles), "range": [ROLE_SHAPES[r] for r in roles]},
-        legend=legend_names(roles, names),
+        scale={"domain": [names[r] for r in roles], "range": [ROLE_SHAPES[r] for r in roles]},
     )
 
 
-def _launches(name: str, roles: list[str], legend_title: str, names: list[str]) -> Spec:
+def _launches(name: str, roles: list[str], legend_title: str, names: dict[str, str]) -> Spec:
     """The points of dataset ``name``, coloured and shaped by role."""
     return unit(
         name,
@@ -318,6 +319,7 @@ def _chart(inp: InstructionInput, width: int, height: int) -> dict[str, Any]:
     left_plot = Plot(lx, ly, width, left_height)
     _lay_out(left_plot, [issue], walls, [], lpoints)
     names = _names(inp, level_roles)
+    name_rows([*walls, *lpoints], "role", names)
     left_layers = _roof_layers(
         "levels", lambda: _colour(level_roles, "Level", names), left_plot.diagonal_angle()
     )
@@ -382,6 +384,7 @@ def _chart(inp: InstructionInput, width: int, height: int) -> dict[str, Any]:
     ]
     if rpoints:
         pattern_names = _names(inp, pattern_roles)
+        name_rows(rpoints, "role", pattern_names)
         right_layers.append(_launches("pattern-points", pattern_roles, "Access", pattern_names))
     right = _panel(
         right_layers,

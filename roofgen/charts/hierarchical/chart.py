@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from roofgen.charts.common import AXIS, FONT, square_decades
+from roofgen.charts.common import AXIS, FONT, LEGEND_FIELD, name_rows, square_decades
 from roofgen.charts.hierarchical import layers as lay
 from roofgen.charts.hierarchical import rows
 from roofgen.charts.hierarchical.domains import domains
@@ -74,7 +74,7 @@ def _hierarchical_chart(
         },
         {
             "name": "level_pick",
-            "select": {"type": "point", "fields": ["role"]},
+            "select": {"type": "point", "fields": [LEGEND_FIELD]},
             "bind": "legend",
             "views": ["launches"],
         },
@@ -143,4 +143,11 @@ def _hierarchical_chart(
         spec["datasets"]["spreads"] = spreads
     if trajectory_rows:
         spec["datasets"]["trajectories"] = trajectory_rows
+    _name_levels(spec["datasets"], legend)
     return spec
+
+
+def _name_levels(datasets: dict[str, list[dict[str, Any]]], legend: lay.Legend) -> None:
+    """Every row of a level gets the level's legend name: what colour and shape encode."""
+    for rows_ in datasets.values():
+        name_rows(rows_, "role", legend.names)

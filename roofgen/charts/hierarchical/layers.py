@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from roofgen.charts.common import (
-    js_string,
+    LEGEND_FIELD,
+    legend_names,
     log_ticks,
     nominal,
     quantitative,
@@ -74,10 +75,15 @@ def encodings(xdom: Domain, ydom: Domain) -> dict[str, Spec]:
 
 @dataclass(frozen=True)
 class Legend:
-    """The level legend: its label expression and the roles drawn, in legend order."""
+    """The level legend: the roles drawn, in legend order, and each one's name (what the
+    rows hold in :data:`LEGEND_FIELD`, the colour and shape channels' field)."""
 
-    expr: str
     roles: tuple[str, ...]
+    names: dict[str, str]
+
+    @property
+    def domain(self) -> list[str]:
+        return [self.names[r] for r in self.roles]
 
 
 def role_names(inp: RooflineInput) -> dict[str, str]:
@@ -101,41 +107,37 @@ def role_names(inp: RooflineInput) -> dict[str, str]:
 def legend(names: dict[str, str]) -> Legend:
     """The level legend naming each drawn role's levels (all roles when none is drawn)."""
     roles = tuple(r for r in ROOF_ROLES if r in names) or tuple(ROOF_ROLES)
-    label_expr = " : ".join(
-        f"datum.value === '{role}' ? '{js_string(names.get(role, ROLE_NAMES[role]))}'"
-        for role in roles
-    )
-    return Legend(f"{label_expr} : datum.label", roles)
+    return Legend(roles, legend_names(roles, [names.get(r, ROLE_NAMES[r]) for r in roles]))
 
 
-def _legend(legend: Legend) -> Spec:
-    return {"labelExpr": legend.expr, "symbolOpacity": 1, "symbolStrokeWidth": 2}
+def _legend() -> Spec:
+    return {"symbolOpacity": 1, "symbolStrokeWidth": 2}
 
 
 def _colour(legend: Legend) -> Spec:
     return channel(
-        "role",
+        LEGEND_FIELD,
         "nominal",
         title="Level",
         scale={
-            "domain": list(legend.roles),
+            "domain": legend.domain,
             "range": [ROLE_COLOURS[r] for r in legend.roles],
         },
-        legend=_legend(legend),
+        legend=_legend(),
     )
 
 
 def _shape(legend: Legend) -> Spec:
     # "stroke" (a short line) stands for the compute roofs in the legend.
     return channel(
-        "role",
+        LEGEND_FIELD,
         "nominal",
         title="Level",
         scale={
-            "domain": list(legend.roles),
+            "domain": legend.domain,
             "range": [ROLE_SHAPES.get(r, "stroke") for r in legend.roles],
         },
-        legend=_legend(legend),
+        legend=_legend(),
     )
 
 

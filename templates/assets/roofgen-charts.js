@@ -8,9 +8,13 @@
   if (window.roofgenCharts) return;
 
   var root = document.documentElement;
+  /* ast: Vega evaluates expressions with its interpreter (bundled with vega-embed)
+   * instead of compiling them with Function, so the site's Content-Security-Policy
+   * needs no 'unsafe-eval'. */
   var EMBED_OPTIONS = {
     actions: { export: true, source: false, compiled: false, editor: false },
-    renderer: "svg"
+    renderer: "svg",
+    ast: true
   };
   var generation = 0;
   var results = [];

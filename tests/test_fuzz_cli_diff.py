@@ -41,7 +41,7 @@ from fuzzcli import (
     run_roofgen,
     workdir,
 )
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 # Each test runs a child process per example: seconds to minutes, so out of the quick loop.
@@ -221,7 +221,108 @@ def test_diff(example: tuple[list[Entry], str, list[str], list[str]], scratch: P
     entries, where, sides, options = example
     with repository(scratch, entries, where) as repo:
         outcome = run_roofgen(["diff", *sides, *options], repo)
-        assert_handled(outcome, ["specs"], statuses=(0, 1, 3), whole_input=("git:",))
+        limit = options[options.index("--fail-on-regression") + 1] if len(options) > 2 else "5"
+        if limit in ("-1", "nan", "1e999"):  # no limit: a usage error, before any input
+            assert_handled(outcome, [], statuses=(2,), whole_input=(_LIMIT_ERROR,))
+            assert "write a finite number of percent" in outcome.err, outcome.describe()
+        else:
+            assert_handled(outcome, ["specs"], statuses=(0, 1, 3), whole_input=("git:",))
+
+
+_LIMIT_ERROR = "Error: Invalid value for '--fail-on-regression'"
+TIME = b"time: {median: 1.1 ms, q1: 1.09 ms, q3: 1.12 ms, warmup: 10, repeats: 100}"
+#: Ids a pull request may rename to: valid ones, and some no spec may hold (upper case,
+#: a space, empty, a slash), which make the head invalid (exit 1), never a pass.
+NEW_IDS = ["baseline2", "b", "base.v2", "x" * 64, "Base", "a b", "", "a/b", "base-"]
+FOLDERS = ["perf", "bench/specs", "specs2", ".specs", "s p"]
+
+
+def _moved(draw: st.DrawFn, head: dict[str, bytes], settings: list[str]) -> dict[str, bytes]:
+    folder = draw(st.sampled_from(FOLDERS))
+    settings.append(f"specs = [{folder!r}]".replace("'", '"'))
+    return {path.replace("specs/", folder + "/", 1): data for path, data in head.items()}
+
+
+def _renamed(draw: st.DrawFn, head: dict[str, bytes], what: str) -> dict[str, bytes]:
+    new = draw(st.sampled_from(NEW_IDS)).encode()
+    case = head["specs/case.yaml"]
+    if what == "variant":
+        case = case.replace(b"  - id: base\n", b"  - id: '" + new + b"'\n")
+    else:
+        case = case.replace(b"{id: low,", b"{id: '" + new + b"',")
+        case = case.replace(b"kernel: low\n", b"kernel: '" + new + b"'\n")
+    return {**head, "specs/case.yaml": case}
+
+
+BYPASSES = ["move", "rename-variant", "rename-kernel", "no-intervals", "widen", "settings",
+            "machine"]  # fmt: skip
+
+
+@st.composite
+def bypass_example(draw: st.DrawFn) -> tuple[dict[str, bytes], dict[str, bytes], float, str]:
+    """(base files, head files, the gate's limit in percent, the bypasses drawn): the
+    head slows the kernel beyond the limit and tries one to three ways around the gate."""
+    base = {f"specs/{p.name}": p.read_bytes() for p in sorted(MINIMAL.iterdir())}
+    factor = draw(st.sampled_from([1.5, 2.0, 3.87, 10.0]))  # 3.87: 287% slower
+    limit = draw(st.sampled_from([0.0, 5.0, 20.0, 40.0]))
+    median = 1.1 * factor
+    tight = f"time: {{median: {median:.4g} ms, q1: {median * 0.99:.4g} ms, " \
+            f"q3: {median * 1.01:.4g} ms, warmup: 10, repeats: 100}}"  # fmt: skip
+    chosen = draw(st.lists(st.sampled_from(BYPASSES), min_size=1, max_size=3, unique=True))
+    times = {"no-intervals": f"time: {{median: {median:.4g} ms, warmup: 10, repeats: 100}}",
+             # head half to one and a half times its median: it overlaps the base (for a
+             # factor up to 2) only because it is wide.
+             "widen": f"time: {{median: {median:.4g} ms, q1: {median * 0.5:.4g} ms, "
+                      f"q3: {median * 1.5:.4g} ms, warmup: 10, repeats: 100}}"}  # fmt: skip
+    time = next((times[b] for b in chosen if b in times), tight)
+    head = {**base, "specs/case.yaml": base["specs/case.yaml"].replace(TIME, time.encode())}
+    settings: list[str] = []
+    for bypass in chosen:
+        if bypass.startswith("rename-"):
+            head = _renamed(draw, head, bypass.removeprefix("rename-"))
+        elif bypass == "machine":
+            machine = head["specs/machine.yaml"]
+            head["specs/machine.yaml"] = machine.replace(b"1.5 TB/s", b"3 TB/s")
+        elif bypass == "settings":
+            settings.append("[thresholds]\nbelow_roofs_efficiency = 0.9")
+    if "move" in chosen:
+        head = _moved(draw, head, settings)
+    if settings:
+        head["roofgen.toml"] = ("\n".join(settings) + "\n").encode()
+    return base, head, limit, "+".join(chosen)
+
+
+def _commit_files(repo: Path, files: dict[str, bytes], message: str) -> None:
+    """Make the working tree hold exactly ``files`` (and .git), then commit it."""
+    for child in repo.iterdir():
+        if child.name != ".git":
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+    for path, data in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_bytes(data)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
+@fuzz_settings(ci=15)
+@given(example=bypass_example())
+def test_no_bypass_passes_the_gate(example: tuple[dict[str, bytes], dict[str, bytes],
+                                                  float, str], scratch: Path) -> None:  # fmt: skip
+    """Whatever way around the gate a pull request takes along with a slowdown beyond
+    the limit, the gate fails (3), or the head is invalid (1); never 0 or 4."""
+    base, head, limit, chosen = example
+    event(f"bypass {chosen}")
+    with workdir(scratch) as repo:
+        git(repo, "init", "-q")
+        _commit_files(repo, base, "base")
+        _commit_files(repo, head, "head")
+        for fmt in ("markdown", "json"):
+            outcome = run_roofgen(["diff", "git:HEAD~1", "git:HEAD", "--fail-on-regression",
+                                   f"{limit:g}", "--format", fmt], repo)  # fmt: skip
+            assert_handled(outcome, ["specs", "perf", "bench", "specs2", ".specs", "s p"],
+                           statuses=(1, 3), whole_input=("git:",))  # fmt: skip
+            if outcome.status == 3:
+                assert "the gate fails at git:HEAD" in outcome.err, outcome.describe()
 
 
 def test_the_unmutated_repository_diffs(scratch: Path) -> None:

@@ -219,6 +219,13 @@ def test_a_changed_rules_file_fails_unless_allowed(tmp_path, monkeypatch, capsys
     assert status == 0, err
 
 
+def test_a_rules_file_missing_at_a_revision_is_named(tmp_path, monkeypatch, capsys):
+    repo = _repo(tmp_path, {"roofgen.toml": 'rules = "rules.yaml"\n'})
+    status, _, err = _diff(repo, monkeypatch, capsys, "git:HEAD", "git:HEAD")
+    assert status == 1, err
+    assert err.startswith("git:HEAD: rules.yaml: no such file in this revision"), err
+
+
 def test_a_changed_machine_file_fails_unless_allowed(tmp_path, monkeypatch, capsys):
     repo = _repo(tmp_path)
     _edit(repo / "specs" / "machine.yaml", "bandwidth: 1.5 TB/s", "bandwidth: 3 TB/s")

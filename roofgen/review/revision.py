@@ -109,8 +109,10 @@ def read_revision(top: Path, commit: str, here: PurePosixPath, scratch: Path,
     if settings.rules is not None:
         rules_rel = _inside(settings.rules, scratch, "rules file")
         rules = file_at(top, commit, rules_rel)
-        if rules is not None:
-            write_file(scratch / rules_rel, rules, root=scratch)
+        if rules is None:
+            raise GitReadError(f"{rules_rel}: no such file in this revision, but its "
+                               f"settings {rel} name it as the rules file")  # fmt: skip
+        write_file(scratch / rules_rel, rules, root=scratch)
     context = Context(rel if found else None, _canonical(rel, data) if found else None,
                       rules_rel, rules)  # fmt: skip
     return Revision(settings, folders, context)

@@ -13,7 +13,11 @@ classic scripts into the site:
     version is the one roofgen's charts are written for
     (:data:`roofgen.charts.vl.VEGA_LITE_VERSION`).  Bundling takes seconds, so
     the result is cached in the user's cache folder (never a project's), keyed
-    by the vl-convert and Vega-Lite versions.
+    by the vl-convert and Vega-Lite versions.  vega-embed brings Vega's expression
+    interpreter (``vega-interpreter``, which vl-convert vendors as vega-embed's
+    dependency), and the boot script renders with ``ast: true``: Vega then evaluates
+    expressions without ``Function``, so the site's Content-Security-Policy
+    (:mod:`roofgen.site.csp`) needs no ``'unsafe-eval'``.
 
 ``assets/javascripts/roofgen-charts.js``
     Boot script: renders every ``<div class="roofgen-chart" data-spec-id="...">``

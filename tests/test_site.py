@@ -779,7 +779,7 @@ def test_hostile_strings_never_become_live_html(tmp_path: Path) -> None:
     assert "a | b" in text
     raw = case.read_text(encoding="utf-8")
     assert "<script>alert" not in raw and "<img src=x" not in raw
-    assert '<a href="https://example.com">ok</a>' in raw  # http(s) links stay links
+    assert '<a href="https://example.com" rel="noopener noreferrer">ok</a>' in raw  # links
     assert '<a href="https://example.com/issue/1">' in raw
     assert "https://example.com/a%20b%3Cscript%3E" in raw  # quoted, still a link
     assert "<blockquote>" in raw  # Markdown still works around the payloads

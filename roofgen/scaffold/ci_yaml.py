@@ -11,12 +11,15 @@ form a script is read in.
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.scalarstring import LiteralScalarString
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
 __all__ = ["SITE_DIR", "Block", "Note", "Seq", "block", "dump", "seq"]
 
@@ -27,6 +30,11 @@ SITE_DIR = "_site"
 #: Indentation of the written files: keys two spaces in, a list's dash two spaces in
 #: under its key and its entries four (as GitHub's and GitLab's documentation write).
 MAP_INDENT, SEQ_DASH = 2, 2
+#: What a literal block holds as it is: printable ASCII lines (a control character, a
+#: carriage return or a Unicode line separator would be changed or refused there).
+_BLOCK_TEXT = re.compile(r"[\t\n\x20-\x7e]*")
+_LINE_TEXT = re.compile(r"[\x20-\x7e]*")
+_YAML_1_1 = VersionedResolver(version=(1, 1))
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,7 @@ def dump(doc: Block, header: str = "") -> str:
     yaml = YAML()
     yaml.indent(mapping=MAP_INDENT, sequence=SEQ_DASH + 2, offset=SEQ_DASH)
     yaml.width = 4096  # a long line stays one line: no folding inside a command
+    yaml.allow_unicode = False  # in a quoted value, anything but ASCII as an escape
     out = io.StringIO()
     yaml.dump(data, out)
     return out.getvalue()
@@ -79,11 +88,24 @@ def _node(value: Any, column: int) -> Any:
         return _mapping(value, column)
     if isinstance(value, Seq):
         return _sequence(value, column)
-    if isinstance(value, str) and "\n" in value:
-        return LiteralScalarString(value)
+    if isinstance(value, str):
+        return _string(value)
     if value is None or isinstance(value, bool | int | float | str):
         return value
     raise TypeError(f"not a value of a CI file: {value!r}")
+
+
+def _string(value: str) -> str:
+    """A script (printable ASCII lines) as a literal block; other text with anything
+    but printable ASCII double-quoted with escapes (YAML 1.1 readers such as GitLab's
+    take U+0085 or U+2028 for a line break); plain text quoted where YAML 1.1 would take
+    it for something else than text (``yes``, ``0o17``, ``1:20``)."""
+    if "\n" in value and _BLOCK_TEXT.fullmatch(value):
+        return LiteralScalarString(value)
+    if not _LINE_TEXT.fullmatch(value):
+        return DoubleQuotedScalarString(value)
+    resolved = _YAML_1_1.resolve(ScalarNode, value, (True, False))
+    return value if resolved == "tag:yaml.org,2002:str" else DoubleQuotedScalarString(value)
 
 
 def _mapping(value: Block, column: int) -> CommentedMap:

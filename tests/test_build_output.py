@@ -48,8 +48,12 @@ def test_output_dot_with_a_planted_marker_does_not_replace_the_project(
 ):
     root = _project(tmp_path, ".")
     (root / MARKER).write_text("planted\n")
-    status, err = _build(root, monkeypatch, capsys)
-    assert status == 1 and "is or holds" in err, err
+    status, err = _build(root, monkeypatch, capsys)  # refused as the settings load
+    assert status == 1 and 'output = "." has a "." component' in err, err
+    _untouched(root)
+    (root / "roofgen.toml").write_text('specs = ["specs"]\n')
+    status, err = _build(root, monkeypatch, capsys, "-o", ".")  # refused by the build
+    assert status == 1 and "is or holds the project folder" in err, err
     _untouched(root)
 
 
@@ -57,6 +61,10 @@ def test_the_specs_folder_is_never_an_output(tmp_path, monkeypatch, capsys):
     root = _project(tmp_path, "specs")
     (root / "specs" / MARKER).write_text("planted\n")
     status, err = _build(root, monkeypatch, capsys)
+    assert status == 1 and 'output = "specs" is the specs folder "specs"' in err, err
+    _untouched(root)
+    (root / "roofgen.toml").write_text('specs = ["specs"]\n')
+    status, err = _build(root, monkeypatch, capsys, "-o", "specs")
     assert status == 1 and "is or holds" in err, err
     _untouched(root)
 

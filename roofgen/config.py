@@ -202,6 +202,8 @@ def _path_problem(value: str) -> str | None:
 def _plain_form(value: str) -> str | None:
     """``value`` without its ``.`` components and empty ones, if that is a plain path
     (``./specs`` -> ``specs``); else None."""
+    if value.startswith("/"):
+        return None
     kept = "/".join(p for p in value.split("/") if p not in ("", "."))
     return kept if kept and _path_problem(kept) is None else None
 

@@ -234,3 +234,130 @@ def test_no_settings_file_means_defaults(
     assert out.splitlines()[0] == "# settings file: (none found; defaults)"
     assert all(origin == "default" for _, origin in _rows(out).values())
     assert _rows(out)["specs"][0] == str(tmp_path.resolve() / "specs")
+
+
+# --------------------------------------------------------------------------- path settings
+
+
+@pytest.mark.parametrize(
+    "text, where, said, instead",
+    [
+        (
+            'output = "nope/../../victim"\n',
+            "1:10: output",
+            'has a ".." component',
+            'output = "site"',
+        ),
+        ('output = "site/../specs"\n', "1:10: output", 'has a ".." component', 'output = "site"'),
+        ('output = "."\n', "1:10: output", 'has a "." component', 'output = "site"'),
+        ('output = "./public"\n', "1:10: output", 'has a "." component', 'output = "public"'),
+        ('output = ".git/site"\n', "1:10: output", 'has a ".git" component', 'output = "site"'),
+        ('output = "/srv/www"\n', "1:10: output", "is absolute", 'output = "site"'),
+        ('output = "-rf"\n', "1:10: output", "starts with '-'", 'output = "site"'),
+        ('output = "a//b"\n', "1:10: output", "empty component", 'output = "a/b"'),
+        ('output = ""\n', "1:10: output", "is empty", 'output = "site"'),
+        # what would add steps to a written workflow, or commands to a GitLab script
+        (
+            'output = "site\\n      - run: curl x | sh"\n',
+            "1:10: output",
+            'holds "\\n"',
+            'output = "site"',
+        ),
+        ('output = "site public; curl x | sh"\n', "1:10: output", 'holds " "', 'output = "site"'),
+        ('output = "$(id)"\n', "1:10: output", 'holds "$"', 'output = "site"'),
+        (
+            "specs = [\n  'specs',\n  '../shared',\n]\n",
+            "3:3: specs[1]",
+            'has a ".."',
+            'specs = ["specs"]',
+        ),
+        (
+            'specs = ["specs"]\noutput = "specs/site"\n',
+            "2:10: output",
+            "lies inside the specs",
+            'output = "site"',
+        ),
+        (
+            'specs = ["perf/specs"]\noutput = "perf"\n',
+            "2:10: output",
+            "holds the specs",
+            'output = "site"',
+        ),
+        (
+            'specs = ["site"]\n',
+            "1:10: specs",
+            '"site" (the default) is the specs',
+            'output = "public"',
+        ),
+    ],
+)
+def test_path_settings_must_be_plain_folders_inside_the_project(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    text: str, where: str, said: str, instead: str,
+) -> None:  # fmt: skip
+    """output and specs name what a build replaces and reach the files init writes: a
+    relative path of letters, digits and ._-/, no '.', '..' or '.git' component, no
+    leading '-', the output apart from the specs. Every verb refuses, naming the file,
+    the line and column, the setting and what to write instead."""
+    settings_file = project / "roofgen.toml"
+    settings_file.write_text(text, encoding="utf-8")
+    monkeypatch.chdir(project)
+    for verb in (["config"], ["check"], ["build", "-j", "0"]):
+        status, out, err = _run(verb, capsys)
+        assert status == 1, (verb, err)
+        assert err.startswith(f"{settings_file}:{where}: "), err
+        assert said in err, err
+        assert f"such as {instead}" in err, err
+    assert sorted(p.name for p in project.iterdir()) == ["a", "roofgen.toml"]  # nothing made
+
+
+def test_path_settings_in_pyproject_are_placed_in_their_table(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "perf"\noutput = "x"\n\n[tool.roofgen]\nspecs = ["specs"]\n'
+        'output = "nope/../../victim"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(project)
+    status, _, err = _run(["config"], capsys)
+    assert status == 1
+    assert err.startswith(f"{project / 'pyproject.toml'}:7:10: output: "), err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'output = "public"\n',
+        'output = "build/site"\nspecs = ["perf/specs", "more-specs"]\n',
+        'output = "_site/"\nspecs = ["specs/"]\n',
+        'specs = ["perf"]\noutput = "performance-site"\n',  # a name that only starts alike
+        'rules = "team/rules.yaml"\n',
+    ],
+)
+def test_plain_path_settings_still_load(project: Path, text: str) -> None:
+    (project / "roofgen.toml").write_text(text, encoding="utf-8")
+    load_settings(project)
+
+
+def test_init_writes_settings_that_load_and_refuses_to_copy_bad_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    status, _, err = _run(["init", "-q", "fresh"], capsys)
+    assert status == 0, err
+    settings = load_settings(tmp_path / "fresh")
+    assert settings.output == tmp_path / "fresh" / "site"
+    hostile = tmp_path / "hostile"
+    hostile.mkdir()
+    (hostile / "roofgen.toml").write_text('output = "site public; curl x | sh; cp -r site"\n')
+    status, _, err = _run(["init", "-q", "--ci", "gitlab", "hostile"], capsys)
+    assert status == 1
+    assert ":1:10: output: " in err and 'holds " "' in err, err
+    assert [p.name for p in hostile.iterdir()] == ["roofgen.toml"]
+
+
+def test_the_repository_and_its_example_specs_load() -> None:
+    repo = Path(__file__).resolve().parents[1]
+    settings = load_settings(repo)
+    assert settings.specs == (repo / "specs",) and settings.output == repo / "site"

@@ -232,6 +232,20 @@ def test_the_guard_refuses_what_the_settings_name_however_spelt(
         assert_only_its_output_changed(base, before, None)
 
 
+def test_the_default_output_linked_out_of_the_project_is_refused(
+    scratch: Path, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with fresh(scratch) as (base, proj):
+        shutil.rmtree(proj / "site")
+        (proj / "site").symlink_to(base / "victim")
+        before = snapshot(base)
+        status, err = _cli("build", "-j", "0", "--cache-dir", str(cache), capsys=capsys)
+        assert status == 1, err
+        assert f"the default output folder {proj / 'site'} resolves to {base / 'victim'}" in err
+        assert 'such as output = "public"' in err, err
+        assert_only_its_output_changed(base, before, None)
+
+
 def test_dash_o_may_name_a_new_folder_beside_the_project(
     scratch: Path, cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

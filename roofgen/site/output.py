@@ -91,7 +91,8 @@ def _named(settings: Settings, output: Path) -> _Named:
     if origin == "default":
         where = str(settings.file) if settings.file else "a roofgen.toml"
         return _Named(f"the default output folder {output}",
-                      f'set output = "site" (a folder of its own) in {where}, or use -o',
+                      f'set output to a folder of its own in {where}, such as output = "public", '
+                      "or name one with -o",
                       str(settings.file or output), "output", True)  # fmt: skip
     value = _relative(settings.output, settings.root)
     return _Named(f'output = "{value}" in {origin}',

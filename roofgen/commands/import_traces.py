@@ -188,8 +188,25 @@ def nsys_cmd(
     )  # fmt: skip
 
 
+def _max_size(text: str) -> int:
+    """``--max-size``: an amount of data (``2GiB``, ``500 MB``; a plain number is bytes)."""
+    from roofgen.api import QuantityError, parse_quantity
+
+    try:
+        value = parse_quantity(text if re.search(r"[A-Za-z]", text) else f"{text} B",
+                               "information")  # fmt: skip
+    except QuantityError as exc:
+        _usage(f"--max-size {text!r}: {exc}")
+        return 0
+    if not 1 <= value <= 2**50:
+        _usage(f"--max-size {text!r}: write a size from 1 byte to 1 PiB, e.g. 4GiB")
+    return int(value)
+
+
 @click.command("torch-trace")
 @_shared
+@click.option("--max-size", "max_size", default="1GiB", show_default=True, metavar="SIZE",
+              help="The most JSON text to read (once decompressed), e.g. 4GiB.")  # fmt: skip
 @common
 def torch_trace_cmd(
     file: str,
@@ -202,6 +219,7 @@ def torch_trace_cmd(
     kernel_map: tuple[str, ...],
     device: int | None,
     force: bool,
+    max_size: str,
     strict: bool,
     quiet: bool,
     verbose: bool,
@@ -213,9 +231,10 @@ def torch_trace_cmd(
     from roofgen.importers.torch_trace import read_torch_trace
 
     chosen = _target(output, into, variant)
+    limit = _max_size(max_size)
     path = _inputs(file)
     _run(
-        lambda: read_torch_trace(path, device),
+        lambda: read_torch_trace(path, device, limit),
         machine_id, output, into, chosen, case_id, title, _maps(kernel_map), force,
         (strict, quiet),
     )  # fmt: skip

@@ -2,7 +2,13 @@
 
 A kernel's id is made from its function's name: ``void gemm_v1<float>(float *, ...)``
 gives ``gemm_v1``, a mangled ``_Z7gemm_v1IfEvPT_...`` too. Each step reads a name
-once, so names of any length and nesting cost linear time.
+once, so names of any length and nesting cost linear time; and an importer cuts a
+name to :data:`MAX_NAME` characters (:func:`clean_name`) before any other step, so a
+name's cost is bounded too.
+
+An id is at most 64 characters (what a spec's id may be) with its ``-N`` suffix, and
+never a name Windows keeps for a device (``con``, ``nul``, ...): such a name gets
+``-kernel`` after it.
 """
 
 from __future__ import annotations
@@ -11,9 +17,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["KernelIds", "KernelMap", "derived_id", "kernel_id"]
+__all__ = ["MAX_NAME", "KernelIds", "KernelMap", "clean_name", "derived_id", "kernel_id",
+           "suffixed"]  # fmt: skip
 
 _ID_OK = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+#: Characters of a kernel's name kept: demangled template names of CUTLASS and CuTe
+#: kernels run to a few thousand; the rest of a longer one is cut (ending in "…").
+MAX_NAME = 4096
+MAX_ID = 64  # roofgen.spec.ids.MAX_ID_LENGTH (spec sits below the importers)
+_RESERVED = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$")
+# What YAML cannot hold: C0 controls but tab, LF and CR; DEL; C1 controls but NEL.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f]")
+_UNPAIRED = re.compile("[\ud800-\udfff\ufffe\uffff]")  # lone surrogates, non-characters
 
 
 @dataclass(frozen=True)
@@ -46,10 +62,35 @@ def kernel_id(name: str, kernel_map: Sequence[KernelMap] = ()) -> str | None:
     return None
 
 
+def clean_name(name: str) -> str:
+    """A kernel's name as a case keeps it: at most :data:`MAX_NAME` characters (cut
+    first, so nothing after costs more), a control character written as its escape
+    (``ESC`` -> ``\\x1b``, visible where the tool's name had it), and a lone surrogate
+    or a non-character (which no UTF-8 file can hold) replaced by U+FFFD."""
+    if len(name) > MAX_NAME:
+        name = name[: MAX_NAME - 1] + "\u2026"
+    name = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", name)
+    return _UNPAIRED.sub("\ufffd", name)
+
+
 def derived_id(name: str) -> str:
+    """The id made from a name's function (its first :data:`MAX_NAME` characters)."""
+    name = name[:MAX_NAME]
     base = _mangled_name(name) if name.startswith("_Z") else _function_name(name)
     ident = re.sub(r"[^a-z0-9._-]+", "-", base.lower()).strip("-._")
+    ident = ident[:MAX_ID].rstrip("-._")
+    if _RESERVED.match(ident):
+        ident = f"{ident[: MAX_ID - 7]}-kernel"
     return ident or "kernel"
+
+
+def suffixed(base: str, n: int) -> str:
+    """The ``n``-th id made from ``base``: ``base`` itself, then ``base-2``, ... each at
+    most 64 characters (``base`` cut to make room for its suffix)."""
+    if n <= 1:
+        return base
+    suffix = f"-{n}"
+    return base[: MAX_ID - len(suffix)].rstrip("-._") + suffix
 
 
 def _function_name(name: str) -> str:
@@ -64,6 +105,7 @@ def _function_name(name: str) -> str:
             cut = i
             break
     head = _without_templates(name[:cut])
+    head = head.split("<", 1)[0] or head  # a template still open (a name cut short)
     head = head.strip().split()[-1] if head.strip() else name
     return head.split("::")[-1]
 
@@ -124,7 +166,7 @@ class KernelIds:
         candidate, n = base, self.next.get(base, 1)
         while candidate in self.taken:
             n += 1
-            candidate = f"{base}-{n}"
+            candidate = suffixed(base, n)
         self.next[base] = n
         self.taken.add(candidate)
         self.by_name[name] = candidate

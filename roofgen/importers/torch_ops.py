@@ -18,7 +18,17 @@ from typing import Any
 
 from roofgen.importers.trace_case import Operator
 
-__all__ = ["operator_of"]
+__all__ = ["MAX_DIM", "ShapeError", "operator_of"]
+
+#: The largest size a shape may give (2**53: past it a float, as JSON and the spec
+#: hold numbers, no longer tells neighbouring integers apart; no tensor comes near).
+MAX_DIM = 2**53
+
+
+class ShapeError(ValueError):
+    """Recorded shapes an op cannot have (a negative or boolean size, one beyond
+    :data:`MAX_DIM`): the message says which."""
+
 
 #: ``Input type`` names torch records, as roofgen dtypes.
 DTYPES = {
@@ -37,7 +47,17 @@ _Shape = tuple[str, dict[str, int]] | None
 
 
 def _dims(value: Any) -> list[int] | None:
-    if isinstance(value, list) and all(isinstance(d, int) and d > 0 for d in value):
+    """A tensor's sizes, or None when ``value`` is no tensor's shape or holds a 0 (an
+    empty tensor: nothing to model). Sizes a tensor cannot have raise ShapeError."""
+    if not isinstance(value, list):
+        return None
+    for d in value:
+        if isinstance(d, bool):
+            raise ShapeError(f"Input Dims holds {str(d).lower()} where a size belongs")
+        if isinstance(d, int) and not 0 <= d <= MAX_DIM:
+            shown = str(d) if len(str(d)) <= 24 else f"{str(d)[:20]}... ({len(str(d))} digits)"
+            raise ShapeError(f"Input Dims holds a size of {shown}: a size is 0 to 2**53")
+    if all(isinstance(d, int) and d > 0 for d in value):
         return list(value)
     return None
 
@@ -167,6 +187,12 @@ def operator_of(name: str, args: dict[str, Any]) -> Operator | None:
     if found is None:
         return None
     kind, shape = found
+    for key, size in shape.items():
+        if size > MAX_DIM:
+            raise ShapeError(
+                f"Input Dims {_short(dims)} give {kind} {key} = {size:.3g}, more than any "
+                "tensor holds (2**53)"
+            )
     types = args.get("Input type")
     dtype = None
     if isinstance(types, list) and len(types) > position:
@@ -174,5 +200,10 @@ def operator_of(name: str, args: dict[str, Any]) -> Operator | None:
     dtypes = {tensor: dtype} if dtype else {}
     outcome = operator_model(kind, shape, dtypes)
     flop = outcome.model.flop if outcome.model is not None else None
-    origin = f"{name} Input Dims {dims}"
+    origin = f"{name} Input Dims {_short(dims)}"
     return Operator(kind, shape, dtypes, origin, flop)
+
+
+def _short(dims: Any) -> str:
+    text = str(dims)
+    return text if len(text) <= 200 else text[:197] + "..."

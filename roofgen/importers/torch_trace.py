@@ -26,10 +26,7 @@ the step's kernel intervals; memory copies and memsets are not kernels.
 from __future__ import annotations
 
 import bisect
-import gzip
-import json
 import re
-import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -37,8 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from roofgen.importers import ImportFailure
-from roofgen.importers.torch_ops import operator_of
+from roofgen.importers.kernel_names import clean_name
+from roofgen.importers.torch_ops import ShapeError, operator_of
 from roofgen.importers.trace_case import KernelStat, Operator, Steps, Trace, duration
+from roofgen.importers.trace_json import DEFAULT_MAX_SIZE, read_json
 
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 _OPS = {"cpu_op", "operator"}
@@ -48,33 +47,30 @@ MAX_ENTRIES = 2000
 _LATEST_US = Decimal(10**16)  # microseconds: some three hundred years
 
 
-def _ns(value: Any) -> int | None:
+class _BadField(Exception):
+    """A field of one event holds what a trace cannot: the message says which and why."""
+
+
+def _ns(value: Any, field: str, duration_: bool = False) -> int | None:
+    """A time in microseconds (``ts``, ``dur``) as whole nanoseconds; None when absent."""
+    if value is None:
+        return None
     if isinstance(value, bool) or not isinstance(value, int | Decimal):
-        return None
-    if isinstance(value, Decimal) and not value.is_finite():
-        return None
-    if not -_LATEST_US <= value <= _LATEST_US:
-        return None  # no clock reads past a thousand years (1e999999 would not fit)
+        raise _BadField(f"{field} {_shown(value)} is not a number of microseconds")
+    if not -_LATEST_US <= value <= _LATEST_US:  # no clock reads past a thousand years
+        raise _BadField(f"{field} {_shown(value)} lies beyond any clock (microseconds)")
+    if duration_ and value < 0:
+        raise _BadField(f"{field} {_shown(value)} is negative: a duration is 0 or more")
     return int((Decimal(value) * 1000).to_integral_value())
 
 
-def _load(path: Path) -> list[Any]:
-    try:
-        raw = path.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
-        text = raw.decode("utf-8-sig")
-        data = json.loads(text, parse_float=Decimal)
-    except OSError as exc:
-        raise ImportFailure(f"{path}: cannot read the file: {exc.strerror}") from None
-    except (EOFError, zlib.error, gzip.BadGzipFile):
-        raise ImportFailure(f"{path}: a damaged gzip file") from None
-    except UnicodeDecodeError as exc:
-        raise ImportFailure(f"{path}: not UTF-8 text (byte {exc.start}): not a trace") from None
-    except json.JSONDecodeError as exc:
-        raise ImportFailure(f"{path}:{exc.lineno}:{exc.colno}: not JSON: {exc.msg}") from None
-    except RecursionError:
-        raise ImportFailure(f"{path}: nested too deeply to be a trace") from None
+def _shown(value: Any) -> str:
+    text = repr(value) if not isinstance(value, Decimal) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _load(path: Path, max_size: int) -> list[Any]:
+    data = read_json(path, max_size)
     events = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(events, list):
         raise ImportFailure(
@@ -90,7 +86,18 @@ class _Op:
     start: int
     end: int
     args: dict[str, Any]
+    index: int  # the event's place in traceEvents
     parent: int | None = None
+
+
+@dataclass(frozen=True)
+class _Kernel:
+    name: str
+    ts: int
+    dur: int
+    pid: Any
+    tid: Any
+    args: dict[str, Any]
 
 
 @dataclass
@@ -107,7 +114,7 @@ class _Parsed:
     by_thread: dict[tuple[Any, Any], list[int]] = field(default_factory=dict)
     by_external: dict[Any, int] = field(default_factory=dict)
     runtime: dict[Any, tuple[Any, Any, int, Any]] = field(default_factory=dict)
-    kernels: list[dict[str, Any]] = field(default_factory=list)
+    kernels: list[_Kernel] = field(default_factory=list)
     steps: list[tuple[int, int, Any]] = field(default_factory=list)  # start, end, pid
     flow_s: dict[tuple[Any, Any, int], Any] = field(default_factory=dict)
     flow_f: dict[tuple[Any, Any, int], Any] = field(default_factory=dict)
@@ -128,12 +135,18 @@ def _args(event: dict[str, Any]) -> dict[str, Any]:
     return args if isinstance(args, dict) else {}
 
 
-def _parse(events: list[Any]) -> _Parsed:
+def _parse(path: Path, events: list[Any]) -> _Parsed:
     p = _Parsed()
     runtime: list[tuple[dict[str, Any], int]] = []
-    for e in events:
-        if isinstance(e, dict):
-            _event(p, e, runtime)
+    for index, e in enumerate(events):
+        if not isinstance(e, dict):
+            continue
+        try:
+            _event(p, e, index, runtime)
+        except _BadField as exc:
+            name = e.get("name")
+            what = f" {_shown(clean_name(name))}" if isinstance(name, str) else ""
+            raise ImportFailure(f"{path}: traceEvents[{index}]{what}: {exc}") from None
     for e, ts in runtime:
         pid, tid = _key(e.get("pid")), _key(e.get("tid"))
         corr = _key(_args(e).get("correlation"))
@@ -145,32 +158,58 @@ def _parse(events: list[Any]) -> _Parsed:
     return p
 
 
-def _event(p: _Parsed, e: dict[str, Any], runtime: list[tuple[dict[str, Any], int]]) -> None:
-    ph, cat = e.get("ph"), str(e.get("cat") or "").lower()
-    ts = _ns(e.get("ts"))
-    if ts is None:
-        return
-    pid, tid = _key(e.get("pid")), _key(e.get("tid"))
+def _name(e: dict[str, Any]) -> str:
+    name = e.get("name")
+    if name is None:
+        return ""
+    if not isinstance(name, str):
+        raise _BadField(f"name {_shown(name)} is not a string")
+    return clean_name(name)
+
+
+def _kind(e: dict[str, Any]) -> str | None:
+    """What roofgen reads the event as (None: it is not read)."""
+    ph, cat = e.get("ph"), e.get("cat")
+    cat = cat.lower() if isinstance(cat, str) else ""
     if ph in ("s", "f") and cat == "ac2g":
-        (p.flow_s if ph == "s" else p.flow_f)[(pid, tid, ts)] = _key(e.get("id"))
-        return
+        return "flow"
     if ph != "X":
+        return None
+    if cat in ("user_annotation", *_OPS, *_RUNTIME, "kernel", "gpu_memcpy", "gpu_memset"):
+        return cat
+    return None
+
+
+def _event(
+    p: _Parsed, e: dict[str, Any], index: int, runtime: list[tuple[dict[str, Any], int]]
+) -> None:
+    cat = _kind(e)
+    if cat is None:
         return
-    dur = _ns(e.get("dur")) or 0
-    args, name = _args(e), str(e.get("name", ""))
+    ts = _ns(e.get("ts"), "ts")
+    if ts is None:
+        raise _BadField("no ts (its start, in microseconds)")
+    pid, tid = _key(e.get("pid")), _key(e.get("tid"))
+    if cat == "flow":
+        (p.flow_s if e.get("ph") == "s" else p.flow_f)[(pid, tid, ts)] = _key(e.get("id"))
+        return
+    dur = _ns(e.get("dur"), "dur", duration_=True)
+    if dur is None:
+        raise _BadField("no dur (a complete event's duration, in microseconds)")
+    args, name = _args(e), _name(e)
     if cat in ("user_annotation", *_OPS) and _STEP.match(name):
         p.steps.append((ts, ts + dur, pid))
     elif cat in _OPS:
-        p.ops.append(_Op(name, ts, ts + dur, args))
+        p.ops.append(_Op(name, ts, ts + dur, args, index))
         p.shapes = p.shapes or bool(args.get("Input Dims"))
-        index = len(p.ops) - 1
-        p.by_thread.setdefault((pid, tid), []).append(index)
+        at = len(p.ops) - 1
+        p.by_thread.setdefault((pid, tid), []).append(at)
         if _key(args.get("External id")) is not None:
-            p.by_external.setdefault(args["External id"], index)
+            p.by_external.setdefault(args["External id"], at)
     elif cat in _RUNTIME:
         runtime.append((e, ts))
     elif cat == "kernel":
-        p.kernels.append(e)
+        p.kernels.append(_Kernel(name, ts, dur, pid, tid, args))
     elif cat in ("gpu_memcpy", "gpu_memset"):
         p.copies.append(dur)
 
@@ -201,13 +240,12 @@ def _innermost(p: _Parsed, pid: Any, tid: Any, ts: int) -> int | None:
     return candidate
 
 
-def _launcher(p: _Parsed, kernel: dict[str, Any]) -> tuple[int | None, int | None]:
+def _launcher(p: _Parsed, kernel: _Kernel) -> tuple[int | None, int | None]:
     """The op a kernel was launched in and the launch's CPU time (None: not found)."""
-    args = _args(kernel)
-    ts = _ns(kernel.get("ts"))
+    args = kernel.args
     corr = _key(args.get("correlation"))
-    if corr is None and ts is not None:
-        corr = p.flow_f.get((_key(kernel.get("pid")), _key(kernel.get("tid")), ts))
+    if corr is None:
+        corr = p.flow_f.get((_key(kernel.pid), _key(kernel.tid), kernel.ts))
     call = p.runtime.get(corr) if corr is not None else None
     if call is None:
         op = p.by_external.get(_key(args.get("External id")))
@@ -219,16 +257,20 @@ def _launcher(p: _Parsed, kernel: dict[str, Any]) -> tuple[int | None, int | Non
     return op, at
 
 
-def read_torch_trace(path: Path, device: int | None = None) -> Trace:
-    p = _parse(_load(path))
+def read_torch_trace(
+    path: Path, device: int | None = None, max_size: int = DEFAULT_MAX_SIZE
+) -> Trace:
+    """The trace in ``path`` (at most ``max_size`` bytes of JSON, see
+    :mod:`roofgen.importers.trace_json`), its kernels on one device."""
+    p = _parse(path, _load(path, max_size))
     if not p.kernels:
         raise ImportFailure(
             f"{path}: no GPU kernel in the trace: profile with "
             "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]"
         )
-    devices = sorted({str(k.get("pid")) for k in p.kernels})
+    devices = sorted({str(k.pid) for k in p.kernels})
     if device is not None:
-        p.kernels = [k for k in p.kernels if str(k.get("pid")) == str(device)]
+        p.kernels = [k for k in p.kernels if str(k.pid) == str(device)]
         if not p.kernels:
             raise ImportFailure(f"{path}: no kernel on device {device} ({', '.join(devices)})")
     elif len(devices) > 1:
@@ -242,9 +284,7 @@ def read_torch_trace(path: Path, device: int | None = None) -> Trace:
     intervals: dict[int, list[tuple[int, int]]] = defaultdict(list)
     outside = 0
     for n, kernel in enumerate(p.kernels):
-        ts, dur = _ns(kernel.get("ts")), _ns(kernel.get("dur"))
-        if ts is None or dur is None:
-            continue
+        ts, dur = kernel.ts, kernel.dur
         op, launched = _launcher(p, kernel)
         step = 0
         if steps:
@@ -254,12 +294,19 @@ def read_torch_trace(path: Path, device: int | None = None) -> Trace:
                 continue
             step = at
         call = calls.setdefault((step, op if op is not None else ("kernel", n)), _Call())
-        call.kernels.append(str(kernel.get("name", "")))
+        call.kernels.append(kernel.name)
         call.ns += dur
         intervals[step].append((ts, ts + dur))
     if not intervals:
         raise ImportFailure(f"{path}: no kernel was launched inside a ProfilerStep range")
     return _trace(path, p, steps, calls, intervals, outside)
+
+
+def _operator(path: Path, op: _Op) -> Operator | None:
+    try:
+        return operator_of(op.name, op.args)
+    except ShapeError as exc:
+        raise ImportFailure(f"{path}: traceEvents[{op.index}] {_shown(op.name)}: {exc}") from None
 
 
 def _union(spans: list[tuple[int, int]]) -> int:
@@ -297,7 +344,7 @@ def _trace(
     for (_, who), call in calls.items():
         op = p.ops[who] if isinstance(who, int) else None
         name = op.name if op is not None else call.kernels[0]
-        operator = operator_of(op.name, op.args) if op is not None else None
+        operator = _operator(path, op) if op is not None else None
         shape = str(op.args.get("Input Dims", "")) if op is not None else ""
         if _COMPILED.search(name) or any(_COMPILED.search(k) for k in call.kernels):
             compiled += 1

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from roofgen.importers import Imported, ImportFailure
-from roofgen.importers.kernel_names import KernelMap, derived_id, kernel_id
+from roofgen.importers.kernel_names import KernelMap, derived_id, kernel_id, suffixed
 from roofgen.spec.roundtrip import eol
 
 __all__ = [
@@ -148,7 +148,7 @@ class _Ids:
                 self.reused.add(candidate)
                 break
             n += 1
-            candidate = f"{base}-{n}"
+            candidate = suffixed(base, n)
         self.taken.add(candidate)
         self.by_key[entry.key] = candidate
         return candidate
@@ -216,13 +216,13 @@ def _launch(ident: str, entry: KernelStat, trace: Trace) -> Any:
     elif entry.count == 1:
         m["time"] = duration(entry.total_ns)
     else:
-        m["time"] = _flow(
-            ("mean", duration(Decimal(entry.total_ns) / entry.count)),
-            ("min", duration(entry.min_ns)),
-            ("max", duration(entry.max_ns)),
-            ("repeats", entry.count),
-        )
-        eol(m, "time", f"over the {entry.count} runs in the trace")
+        stats: list[tuple[str, Any]] = [("mean", duration(Decimal(entry.total_ns) / entry.count))]
+        if entry.min_ns > 0:  # 0: a run shorter than the trace's resolution (whole us)
+            stats.append(("min", duration(entry.min_ns)))
+        stats += [("max", duration(entry.max_ns)), ("repeats", entry.count)]
+        m["time"] = _flow(*stats)
+        shorter = "" if entry.min_ns > 0 else "; the shortest recorded as 0, below its resolution"
+        eol(m, "time", f"over the {entry.count} runs in the trace{shorter}")
     m["timing"] = trace.timing
     if entry.kernels_per_call is not None and whole:
         m["launches"] = entry.kernels_per_call
@@ -279,11 +279,13 @@ def _build(
 ) -> _Built:
     from ruamel.yaml.comments import CommentedSeq
 
-    if not trace.kernels:
-        raise ImportFailure(f"{', '.join(trace.files)}: no kernels in the steps imported")
+    from roofgen.importers.trace_checks import check_trace, timed
+
+    check_trace(trace)
+    entries = timed(trace)
     ids = _Ids(known, list(kernel_map))
     launches, kernels, written = CommentedSeq(), [], []
-    for entry in trace.kernels:
+    for entry in entries:
         kernel = _kernel("", entry)
         ident = ids.of(entry, _identity(kernel["name"], _plain(kernel["operator"])))
         if ident not in ids.reused:

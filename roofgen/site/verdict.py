@@ -19,8 +19,9 @@ __all__ = ["best_comparison", "fastest_variant", "verdict"]
 
 
 def fastest_variant(case: CaseResult) -> VariantResult:
-    """The fastest variant (the first of equals)."""
-    return max(case.variants, key=lambda v: (v.speedup_vs_first, -case.variants.index(v)))
+    """The fastest variant (the first of equals, by position: linear in the variants)."""
+    ranked = enumerate(case.variants)
+    return max(ranked, key=lambda iv: (iv[1].speedup_vs_first, -iv[0]))[1]
 
 
 def best_comparison(case: CaseResult) -> VariantComparison | None:
@@ -29,7 +30,7 @@ def best_comparison(case: CaseResult) -> VariantComparison | None:
     compared = case.comparison.variants
     if not compared:
         return None
-    return max(compared, key=lambda c: (c.speedup.value, -compared.index(c)))
+    return max(enumerate(compared), key=lambda ic: (ic[1].speedup.value, -ic[0]))[1]
 
 
 def _win(case: CaseResult) -> str:

@@ -266,16 +266,17 @@ def join_rows(points: Iterable[ChartPoint]) -> list[Row]:
 def derive_arrows(inp: RooflineInput, roles: Collection[str] = MEMORY_ROLES) -> list[Arrow]:
     """Arrows between consecutive variants (``variant_order``) of each case/kernel/level."""
     order = {v: i for i, v in enumerate(inp.variant_order)}
-    variants: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    # variant names in the order first seen, each once (a dict: linear in the points)
+    variants: dict[tuple[str, str, str], dict[str, None]] = defaultdict(dict)
     for p in inp.points:
-        if p.level_role not in roles:
-            continue
-        seen = variants[(p.case, p.kernel, p.level)]
-        if p.variant not in seen:
-            seen.append(p.variant)
+        if p.level_role in roles:
+            variants[(p.case, p.kernel, p.level)].setdefault(p.variant)
     arrows = []
-    for (case, kernel, level), names in variants.items():
-        ranked = sorted(names, key=lambda v: (order.get(v, len(order)), names.index(v)))
+    for (case, kernel, level), seen in variants.items():
+        names = list(seen)
+        ranked = [
+            v for _, _, v in sorted((order.get(v, len(order)), i, v) for i, v in enumerate(names))
+        ]
         for a, b in zip(ranked, ranked[1:], strict=False):
             arrows.append(Arrow(case, kernel, level, a, b))
     return arrows
@@ -329,6 +330,17 @@ def _pair_launches(
 POINT_LABELS_MAX = 12
 
 
+def _spots(rows: list[Row]) -> dict[str, Row]:
+    """Each variant's labelled point, variants in the order first seen: its first
+    device-memory point, else its first point."""
+    spots: dict[str, Row] = {}
+    for row in rows:
+        known = spots.get(row["variant"])
+        if known is None or (row["role"] == "device" and known["role"] != "device"):
+            spots[row["variant"]] = row
+    return spots
+
+
 def point_labels(
     inp: RooflineInput, points: list[Row], roofs: list[Row], ridges: list[Row], plot: Plot
 ) -> list[Row]:
@@ -345,21 +357,17 @@ def point_labels(
     several = len(by_kernel) > 1
     chosen: list[tuple[Row, str]] = []
     for (_, kernel), rows in sorted(by_kernel.items()):
-
-        def spot(variant: str, rows: list[Row] = rows) -> Row:
-            mine = [r for r in rows if r["variant"] == variant]
-            return next((r for r in mine if r["role"] == "device"), mine[0])
-
-        variants = list(dict.fromkeys(r["variant"] for r in rows))
-        first = min(variants, key=lambda v: (order.get(v, len(order)), variants.index(v)))
-        best = max(variants, key=lambda v: (spot(v)["y"], -variants.index(v)))
+        spots = _spots(rows)  # one pass: a search per variant would be n² in the variants
+        variants = list(spots)
+        first = min(enumerate(variants), key=lambda iv: (order.get(iv[1], len(order)), iv[0]))[1]
+        best = max(enumerate(variants), key=lambda iv: (spots[iv[1]]["y"], -iv[0]))[1]
         marked = [v for v in variants if v in inp.labelled]
         for variant in dict.fromkeys((first, best, *marked)):
             role = "baseline" if variant == first and len(variants) > 1 else ""
             role = "best" if variant == best and variant != first else role
             name = f"{kernel} {variant}" if several else variant
             plain = not role or role in variant.lower()
-            chosen.append((spot(variant), name if plain else f"{name} ({role})"))
+            chosen.append((spots[variant], name if plain else f"{name} ({role})"))
     chosen = chosen[:POINT_LABELS_MAX]
     size = LABEL_SIZE
     taken = [

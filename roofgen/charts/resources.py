@@ -36,6 +36,9 @@ def _rows(inp: ResourcesInput, lo: float) -> tuple[list[dict[str, Any]], list[di
     """Bar rows (one per launch and resource) and header rows (one per launch)."""
     bars: list[dict[str, Any]] = []
     headers: list[dict[str, Any]] = []
+    by_group: dict[int, list[Any]] = {}  # one pass: a scan of every bar per group is n²
+    for bar in inp.bars:
+        by_group.setdefault(bar.group, []).append(bar)
     for i, group in enumerate(inp.groups):
         key = f"{i:04d}"
         headers.append(
@@ -46,7 +49,7 @@ def _rows(inp: ResourcesInput, lo: float) -> tuple[list[dict[str, Any]], list[di
                 f"{fmt_time(group.bound_s)}",
             }
         )
-        for j, b in enumerate(bar for bar in inp.bars if bar.group == i):
+        for j, b in enumerate(by_group.get(i, ())):
             seconds = b.seconds
             bars.append(
                 {

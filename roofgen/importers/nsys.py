@@ -33,16 +33,33 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roofgen.importers import ImportFailure
-from roofgen.importers.nsys_sql import aggregate, whole_span
+from roofgen.importers.nsys_schema import (
+    KERNEL_RULES,
+    KERNELS,
+    NVTX,
+    NVTX_RULES,
+    READ,
+    RUNTIME,
+    RUNTIME_RULES,
+    BadRows,
+    checked_sql,
+    columns,
+    diagnose,
+    plain_tables,
+)
+from roofgen.importers.nsys_sql import MAX_NAME_CHARS, aggregate, temp_writes, whole_span
 from roofgen.importers.nsys_sql import database as _database
 from roofgen.importers.trace_case import Trace
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
-RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
-NVTX = "NVTX_EVENTS"
 _PID = 16777216  # globalTid / 2^24 = globalPid / 2^24: the process, as nsys encodes it
 _KEY = 4294967296  # a launch's key: process * 2^32 + correlationId (32 bits)
+
+
+def _key(tid: str, corr: str) -> str:
+    """A launch's key in SQL, never past 2^63 (which would make it a REAL): the
+    process's low 31 bits, then the correlation id's 32."""
+    return f"(({tid} / {_PID}) % 2147483648) * {_KEY} + ({corr} % {_KEY})"
 
 
 @dataclass(frozen=True)
@@ -72,39 +89,37 @@ def read_trace(path: Path, options: Options) -> Trace:
     return read_csv_trace(path, options)
 
 
-def _columns(db: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in db.execute(f"PRAGMA main.table_info({table})")}
-
-
 def _read_export(path: Path, options: Options) -> Trace:
     with _database(path) as db:
-        tables = {
-            r[0] for r in db.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")
-        }
+        tables = plain_tables(db, path)
         if KERNELS not in tables:
             raise ImportFailure(
                 f"{path}: no {KERNELS} table: the trace recorded no CUDA kernels (profile with "
                 "`nsys profile --trace=cuda`), or this is not an `nsys export --type sqlite` file"
             )
-        needed = {"start", "end", "correlationId", "globalPid", "demangledName", "deviceId"}
-        missing = needed - _columns(db, KERNELS) or ({"StringIds"} - tables)
+        needed = {rule.column for rule in KERNEL_RULES}
+        missing = needed - columns(db, KERNELS) or ({"StringIds"} - tables)
         if missing:
             raise ImportFailure(
                 f"{path}: {KERNELS} lacks {', '.join(sorted(missing))}: not an export roofgen "
                 "reads (Nsight Systems 2021 or later)"
             )
+        bad = BadRows(db, path)
         warnings: list[str] = []
-        graph = _graph_check(db, tables, path)
+        graph = _graph_check(db, tables, path, bad)
         device = _device(db, options.device, path)
-        where = "" if device is None else f" AND k.deviceId = {int(device)}"
+        # the rows' check first: SQLite evaluates the terms in order, and a later one
+        # (end > start) would otherwise leave a bad row out unseen
+        where = checked_sql(KERNEL_RULES, KERNELS, "k")
+        where += "" if device is None else f" AND k.deviceId = {int(device)}"
         if options.range_name is not None:
-            what = _ranges(db, tables, options.range_name, path)
+            what = _ranges(db, tables, options.range_name, path, bad)
             source = (
                 f"SELECT l.step AS step, k.demangledName AS name, k.gridX AS gx, k.gridY AS gy, "
                 f"k.gridZ AS gz, k.blockX AS bx, k.blockY AS by_, k.blockZ AS bz, "
                 f"k.start AS s, k.end AS e FROM main.{KERNELS} k CROSS JOIN temp.launch l "
-                f"ON l.key = (k.globalPid / {_PID}) * {_KEY} + k.correlationId "
-                f"WHERE k.end > k.start{where}"
+                f"ON l.key = {_key('k.globalPid', 'k.correlationId')} "
+                f"WHERE {where} AND k.end > k.start"
             )
             ranges = {
                 step: (start, end)
@@ -112,13 +127,19 @@ def _read_export(path: Path, options: Options) -> Trace:
             }
 
             def by_range(found: dict[int, tuple[int, int]]) -> int:
-                return sum(max(ranges[k][1], last) - ranges[k][0] for k, (_, last) in found.items())
+                """Each step from the earlier of its start and its first kernel's start
+                (a kernel starts after its launch, inside the range, in any real trace)
+                to the later of its end and its last kernel's end."""
+                return sum(
+                    max(ranges[k][1], last) - min(ranges[k][0], first)
+                    for k, (first, last) in found.items()
+                )
 
             spans: Callable[[dict[int, tuple[int, int]]], int] = by_range
 
         else:
             what, source, spans = _plain(KERNELS, where, options, path, db, warnings)
-        trace = aggregate(db, source, spans, what, _names, path)
+        trace = aggregate(db, source, spans, what, _names, path, bad.raise_first)
         if options.range_name is not None:
             ranges = db.execute("SELECT count(*) FROM temp.steps").fetchone()[0]
             if ranges > trace.steps.count:
@@ -145,51 +166,49 @@ def _plain(
         "k.blockX AS bx, k.blockY AS by_, k.blockZ AS bz, k.start AS s, k.end AS e"
     )
     if options.window is None:
-        source = f"SELECT {cols} FROM main.{table} k WHERE k.end > k.start{where}"
+        source = f"SELECT {cols} FROM main.{table} k WHERE {where} AND k.end > k.start"
         return "the whole trace", source, whole_span
     start, end = options.window
     inside = f"k.start >= {start} AND k.end <= {end}"
     partly = db.execute(
-        f"SELECT count(*) FROM main.{table} k WHERE k.end > {start} AND k.start < {end} "
-        f"AND NOT ({inside}){where}"
+        f"SELECT count(*) FROM main.{table} k WHERE {where} AND k.end > {start} "
+        f"AND k.start < {end} AND NOT ({inside})"
     ).fetchone()[0]
     if partly:
         warnings.append(
             f"{partly} kernel(s) lie partly inside the window: left out (widen the window "
             "to take them)"
         )
-    source = f"SELECT {cols} FROM main.{table} k WHERE {inside} AND k.end > k.start{where}"
+    source = f"SELECT {cols} FROM main.{table} k WHERE {where} AND {inside} AND k.end > k.start"
     return f"the window {start} ns to {end} ns", source, lambda _found: end - start
 
 
-def _graph_check(db: sqlite3.Connection, tables: set[str], path: Path) -> list[str]:
+def _graph_check(db: sqlite3.Connection, tables: set[str], path: Path, bad: BadRows) -> list[str]:
     """Refuse a trace whose CUDA graph launches have no kernel rows: without
     ``--cuda-graph-trace=node`` Nsight Systems records a graph as a whole, and its
     kernels' times are missing. A graph launch's kernels share its correlationId."""
-    if RUNTIME not in tables or "nameId" not in _columns(db, RUNTIME):
+    if RUNTIME not in tables or not set(READ[RUNTIME]) <= columns(db, RUNTIME):
         return []
-    ids = [
-        r[0]
-        for r in db.execute(
-            "SELECT id FROM main.StringIds WHERE value LIKE 'cudaGraphLaunch%' "
-            "OR value LIKE 'cuGraphLaunch%'"
-        )
-    ]
-    if not ids:
-        return []
-    marks = ",".join("?" * len(ids))
-    db.execute("CREATE TEMP TABLE graph (key INTEGER PRIMARY KEY)")
-    db.execute(
-        f"INSERT OR IGNORE INTO temp.graph SELECT (globalTid / {_PID}) * {_KEY} + correlationId "
-        f"FROM main.{RUNTIME} WHERE nameId IN ({marks})",
-        ids,
+    graph_names = (
+        "SELECT id FROM main.StringIds WHERE value LIKE 'cudaGraphLaunch%' "
+        "OR value LIKE 'cuGraphLaunch%'"
     )
+    if db.execute(graph_names + " LIMIT 1").fetchone() is None:
+        return []
+    with temp_writes(db):
+        db.execute("CREATE TEMP TABLE graph (key INTEGER PRIMARY KEY)")
+        db.execute(
+            f"INSERT OR IGNORE INTO temp.graph SELECT {_key('r.globalTid', 'r.correlationId')} "
+            f"FROM main.{RUNTIME} r WHERE r.nameId IN ({graph_names}) "
+            f"AND {checked_sql(RUNTIME_RULES, RUNTIME, 'r')}"
+        )
+    bad.raise_first()
     launches = db.execute("SELECT count(*) FROM temp.graph").fetchone()[0]
     if not launches:
         return []
     traced = db.execute(
-        f"SELECT count(DISTINCT key) FROM (SELECT (globalPid / {_PID}) * {_KEY} + correlationId "
-        f"AS key FROM main.{KERNELS}) WHERE key IN (SELECT key FROM temp.graph)"
+        f"SELECT count(DISTINCT key) FROM (SELECT {_key('k.globalPid', 'k.correlationId')} "
+        f"AS key FROM main.{KERNELS} k) WHERE key IN (SELECT key FROM temp.graph)"
     ).fetchone()[0]
     missing = launches - traced
     if missing == launches:
@@ -208,6 +227,13 @@ def _graph_check(db: sqlite3.Connection, tables: set[str], path: Path) -> list[s
 
 def _device(db: sqlite3.Connection, given: int | None, path: Path) -> int | None:
     devices = [r[0] for r in db.execute(f"SELECT DISTINCT deviceId FROM main.{KERNELS}")]
+    odd = next((d for d in devices if not isinstance(d, int) or d < 0), False)
+    if odd is not False:
+        rowid = db.execute(
+            f"SELECT _rowid_ FROM main.{KERNELS} WHERE deviceId IS ? LIMIT 1", (odd,)
+        ).fetchone()[0]
+        rule = next(r for r in KERNEL_RULES if r.column == "deviceId")
+        raise ImportFailure(f"{path}: {diagnose(KERNELS, rowid, (rule,), (odd,))}")
     if given is not None:
         if given not in devices:
             raise ImportFailure(
@@ -223,59 +249,82 @@ def _device(db: sqlite3.Connection, given: int | None, path: Path) -> int | None
     return None
 
 
-def _ranges(db: sqlite3.Connection, tables: set[str], name: str, path: Path) -> str:
+def _ranges(db: sqlite3.Connection, tables: set[str], name: str, path: Path, bad: BadRows) -> str:
     """Fill ``temp.steps`` with the instances of the NVTX range ``name`` and
     ``temp.launch`` with each runtime call made inside one, keyed by process and
-    correlationId; the steps' description."""
+    correlationId; the steps' description. The rows read are checked as they are read."""
     for table in (NVTX, RUNTIME):
         if table not in tables:
             raise ImportFailure(
                 f"{path}: no {table} table: --range needs the NVTX ranges and the CUDA API "
                 "calls (profile with `nsys profile --trace=cuda,nvtx`)"
             )
+        lacking = set(READ[table]) - columns(db, table)
+        if lacking:
+            raise ImportFailure(
+                f"{path}: {table} lacks {', '.join(sorted(lacking))}: not an export roofgen "
+                "reads (Nsight Systems 2021 or later)"
+            )
     text = "coalesce(n.text, t.value)"
-    db.executescript(
-        "CREATE TEMP TABLE steps (step INTEGER PRIMARY KEY, tid INTEGER, start INTEGER, "
-        "end INTEGER); CREATE TEMP TABLE launch (key INTEGER PRIMARY KEY, step INTEGER);"
-    )
-    db.execute(
-        f"INSERT INTO temp.steps (tid, start, end) SELECT n.globalTid, n.start, n.end "
-        f"FROM main.{NVTX} n LEFT JOIN main.StringIds t ON t.id = n.textId "
-        f"WHERE n.end IS NOT NULL AND n.end > n.start AND {text} = ? ORDER BY n.start",
-        (name,),
-    )
+    with temp_writes(db):
+        db.executescript(
+            "CREATE TEMP TABLE steps (step INTEGER PRIMARY KEY, tid INTEGER, start INTEGER, "
+            "end INTEGER); "
+            "CREATE TEMP TABLE launch (key INTEGER PRIMARY KEY, step INTEGER);"
+        )
+        db.execute(
+            f"INSERT INTO temp.steps (tid, start, end) SELECT n.globalTid, n.start, n.end "
+            f"FROM main.{NVTX} n LEFT JOIN main.StringIds t ON t.id = n.textId "
+            f"WHERE n.end IS NOT NULL AND {text} = ? "
+            f"AND {checked_sql(NVTX_RULES, NVTX, 'n')} ORDER BY n.start",
+            (name,),
+        )
+        bad.raise_first()
+        db.execute("DELETE FROM temp.steps WHERE end = start")  # an empty range is no step
     count = db.execute("SELECT count(*) FROM temp.steps").fetchone()[0]
     if not count:
         found = db.execute(
-            f"SELECT {text} AS name, count(*) FROM main.{NVTX} n "
+            f"SELECT substr({text}, 1, {MAX_NAME_CHARS}) AS name, count(*) FROM main.{NVTX} n "
             f"LEFT JOIN main.StringIds t ON t.id = n.textId WHERE n.end IS NOT NULL "
             f"AND name IS NOT NULL GROUP BY name ORDER BY count(*) DESC, name LIMIT 12"
         ).fetchall()
-        listed = ", ".join(f"{r[0]!r} ({r[1]})" for r in found) or "none"
+        listed = ", ".join(f"{_short(r[0])!r} ({r[1]})" for r in found) or "none"
         raise ImportFailure(
             f"{path}: no NVTX range {name!r} (matched by its whole text); the trace's "
             f"ranges: {listed}"
         )
-    db.execute("CREATE INDEX temp.steps_at ON steps (tid, start)")
-    db.execute(
-        f"INSERT OR IGNORE INTO temp.launch (key, step) SELECT c.key, c.step FROM "
-        f"(SELECT (r.globalTid / {_PID}) * {_KEY} + r.correlationId AS key, r.end AS rend, "
-        f"(SELECT st.step FROM temp.steps st WHERE st.tid = r.globalTid AND "
-        f"st.start <= r.start ORDER BY st.start DESC LIMIT 1) AS step "
-        f"FROM main.{RUNTIME} r WHERE r.globalTid IN (SELECT tid FROM temp.steps)) c "
-        f"JOIN temp.steps st ON st.step = c.step WHERE c.rend <= st.end"
-    )
+    with temp_writes(db):
+        db.execute("CREATE INDEX temp.steps_at ON steps (tid, start)")
+        db.execute(
+            f"INSERT OR IGNORE INTO temp.launch (key, step) SELECT c.key, c.step FROM "
+            f"(SELECT {_key('r.globalTid', 'r.correlationId')} AS key, r.end AS rend, "
+            f"(SELECT st.step FROM temp.steps st WHERE st.tid = r.globalTid AND "
+            f"st.start <= r.start ORDER BY st.start DESC LIMIT 1) AS step "
+            f"FROM main.{RUNTIME} r WHERE r.globalTid IN (SELECT tid FROM temp.steps) "
+            f"AND {checked_sql(RUNTIME_RULES, RUNTIME, 'r')}) c "
+            f"JOIN temp.steps st ON st.step = c.step WHERE c.rend <= st.end"
+        )
+    bad.raise_first()
     return f"NVTX range {name!r}"
 
 
+def _short(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= 200 else text[:199] + "\u2026"
+
+
 def _names(db: sqlite3.Connection, keys: list[object]) -> dict[object, str]:
+    """The StringIds text of each name id, cut in SQL to MAX_NAME_CHARS characters; a
+    value that is not TEXT stands as its id."""
     out: dict[object, str] = {}
     ids = [k for k in keys if isinstance(k, int)]
     for i in range(0, len(ids), 500):
         chunk = ids[i : i + 500]
         marks = ",".join("?" * len(chunk))
         for ident, value in db.execute(
-            f"SELECT id, value FROM main.StringIds WHERE id IN ({marks})", chunk
+            f"SELECT id, substr(value, 1, {MAX_NAME_CHARS}) FROM main.StringIds "
+            f"WHERE id IN ({marks}) AND typeof(value) = 'text'",
+            chunk,
         ):
             out[ident] = str(value)
     return out

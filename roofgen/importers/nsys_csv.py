@@ -18,12 +18,14 @@ from __future__ import annotations
 import csv
 import io
 import re
+import sqlite3
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roofgen.importers import ImportFailure
+from roofgen.importers.nsys_schema import GRID_BLOCK, INT64_MAX, MAX_THREADS
 
 if TYPE_CHECKING:
     from roofgen.importers.nsys import Options
@@ -71,27 +73,34 @@ def _ns(text: str, factor: int, path: Path, line: int, column: str) -> int:
         raise ImportFailure(f"{path}:{line}: {column} {text!r} is not a number") from None
     if not value.is_finite() or value < 0:
         raise ImportFailure(f"{path}:{line}: {column} {text!r} is not a time")
+    if value > INT64_MAX:
+        raise ImportFailure(f"{path}:{line}: {column} {text!r} is past 2^63-1 ns: not a trace")
     return int(value.to_integral_value())
+
+
+_DIM_RULES = dict(zip(_NEEDED[1:7], GRID_BLOCK, strict=True))
 
 
 def _dim(text: str, path: Path, line: int, column: str) -> int | None:
     text = text.strip()
     if not text:
         return None
-    if not text.isdigit():
-        raise ImportFailure(f"{path}:{line}: {column} {text!r} is not a whole number")
+    rule = _DIM_RULES[column]
+    if not text.isdigit() or len(text) > 20 or not rule.low <= int(text) <= rule.high:
+        raise ImportFailure(f"{path}:{line}: {column} {text[:40]!r} is not {rule.meaning}")
     return int(text)
 
 
 def read_csv_trace(path: Path, options: Options) -> Trace:
     from roofgen.importers.nsys_sql import database as _database
+    from roofgen.importers.nsys_sql import temp_writes
 
     try:
         handle = path.open(encoding="utf-8-sig", newline="")
     except OSError as exc:
         raise ImportFailure(f"{path}: cannot read the file: {exc.strerror}") from None
     try:
-        with handle, _database(None) as db:
+        with handle, _database(None, path.stat().st_size) as db:
             names, header_line = _header_index(handle, path)
             column = {name: i for i, name in enumerate(names)}
             missing = [n for n in _NEEDED if n not in column]
@@ -105,10 +114,11 @@ def read_csv_trace(path: Path, options: Options) -> Trace:
             if dur_name is None or not _TIMED.match(dur_name):
                 raise ImportFailure(f"{path}:{header_line}: no 'Duration (ns)' column")
             dur_f = _UNITS[_TIMED.match(dur_name).group(2)]  # type: ignore[union-attr]
-            db.execute(
-                "CREATE TEMP TABLE k (name TEXT, gx INTEGER, gy INTEGER, gz INTEGER, "
-                "bx INTEGER, by_ INTEGER, bz INTEGER, s INTEGER, e INTEGER, dev TEXT)"
-            )
+            with temp_writes(db):
+                db.execute(
+                    "CREATE TEMP TABLE k (name TEXT, gx INTEGER, gy INTEGER, gz INTEGER, "
+                    "bx INTEGER, by_ INTEGER, bz INTEGER, s INTEGER, e INTEGER, dev TEXT)"
+                )
             others = _load(
                 handle, db, column, names[0], dur_name, (start_f, dur_f), path, header_line
             )
@@ -131,6 +141,8 @@ def _load(
 ) -> tuple[int, int]:
     """Kernel rows into ``temp.k``, in chunks; the copies and memsets left out and
     their time (ns)."""
+    from roofgen.importers.nsys_sql import safe_name
+
     rows: list[tuple[object, ...]] = []
     skipped, skipped_ns = 0, 0
     width = max(column.values()) + 1
@@ -149,9 +161,10 @@ def _load(
             skipped += 1
             skipped_ns += dur
             continue
+        _fits(start, dur, dims, path, number)
         rows.append(
             (
-                fields[column["Name"]],
+                safe_name(fields[column["Name"]]),
                 *dims,
                 start,
                 start + dur,
@@ -159,11 +172,34 @@ def _load(
             )
         )
         if len(rows) >= _CHUNK:
-            db.executemany("INSERT INTO temp.k VALUES (?,?,?,?,?,?,?,?,?,?)", rows)  # type: ignore[attr-defined]
+            _insert(db, rows)
             rows.clear()
     if rows:
-        db.executemany("INSERT INTO temp.k VALUES (?,?,?,?,?,?,?,?,?,?)", rows)  # type: ignore[attr-defined]
+        _insert(db, rows)
     return skipped, skipped_ns
+
+
+def _insert(db: object, rows: list[tuple[object, ...]]) -> None:
+    from roofgen.importers.nsys_sql import temp_writes
+
+    assert isinstance(db, sqlite3.Connection)
+    with temp_writes(db):
+        db.executemany("INSERT INTO temp.k VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+
+
+def _fits(start: int, dur: int, dims: list[int | None], path: Path, line: int) -> None:
+    """A kernel row's end within 2^63-1 ns and its block of at most 1,024 threads."""
+    if start + dur > INT64_MAX:
+        raise ImportFailure(f"{path}:{line}: the kernel ends past 2^63-1 ns: not a trace")
+    if None in dims:
+        raise ImportFailure(f"{path}:{line}: a kernel row with part of its grid or block")
+    bx, by, bz = dims[3:6]
+    threads = int(bx or 0) * int(by or 0) * int(bz or 0)
+    if threads > MAX_THREADS:
+        raise ImportFailure(
+            f"{path}:{line}: a block of {threads:,} threads (BlkX * BlkY * BlkZ), more "
+            f"than CUDA's {MAX_THREADS:,}"
+        )
 
 
 def _summarise(db: object, options: Options, path: Path, others: tuple[int, int]) -> Trace:

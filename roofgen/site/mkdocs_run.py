@@ -55,6 +55,8 @@ def _excerpt_plugins() -> tuple[Any, Any]:
     hands it the page's :func:`search_text`, the second (after it) puts the page back."""
     from mkdocs.plugins import BasePlugin, event_priority
 
+    from roofgen.site.searchtoc import index_headings
+
     kept: dict[int, str] = {}
 
     class Before(BasePlugin):
@@ -62,6 +64,7 @@ def _excerpt_plugins() -> tuple[Any, Any]:
         def on_page_context(self, context: Any, *, page: Any, config: Any, nav: Any) -> Any:
             kept[id(page)] = page.content
             page.content = search_text(page.content or "")
+            index_headings(config.plugins.get("material/search"))  # linear in the headings
             return context
 
     class After(BasePlugin):

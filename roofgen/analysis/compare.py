@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
-from roofgen.model import Case, Launch, Machine, TimeStats
+from roofgen.model import Case, Launch, Machine, TimeStats, Variant
 from roofgen.units import fmt_percent, fmt_ratio, fmt_time
 
 if TYPE_CHECKING:  # annotations only: the case result keeps its comparison (one way)
@@ -221,7 +222,12 @@ class CaseComparison:
     tolerance: float = E2E_TOLERANCE  # measured and projected end-to-end speedups agree within
 
     def variant(self, variant_id: str) -> VariantComparison | None:
-        return next((v for v in self.variants if v.variant == variant_id), None)
+        return self._by_id.get(variant_id)
+
+    @cached_property
+    def _by_id(self) -> dict[str, VariantComparison]:
+        """Each variant by id, made once: a lookup per variant stays linear in a case."""
+        return {v.variant: v for v in self.variants}
 
     def launch(self, variant_id: str, index: int) -> LaunchComparison | None:
         v = self.variant(variant_id)
@@ -298,10 +304,10 @@ def _points(base: Launch, new: Launch) -> tuple[tuple[PointComparison, ...], flo
 
 
 def _launches(
-    case: Case, base: VariantResult, new: VariantResult, machine: Machine | None
+    by_id: Mapping[str, Variant], base: VariantResult, new: VariantResult, machine: Machine | None
 ) -> tuple[LaunchComparison | None, ...]:
-    base_launches = next(v for v in case.variants if v.id == base.variant).launches
-    new_launches = next(v for v in case.variants if v.id == new.variant).launches
+    base_launches = by_id[base.variant].launches
+    new_launches = by_id[new.variant].launches
     where = {key: i for i, key in enumerate(_occurrences(base_launches))}
     out: list[LaunchComparison | None] = []
     for j, key in enumerate(_occurrences(new_launches)):
@@ -326,20 +332,23 @@ def _launches(
     return tuple(out)
 
 
-def _variant_interval(case: Case, v: VariantResult) -> Interval | None:
-    launches = next(x for x in case.variants if x.id == v.variant).launches
+def _variant_interval(by_id: Mapping[str, Variant], v: VariantResult) -> Interval | None:
+    launches = by_id[v.variant].launches
     return _summed([_scaled(interval(x.measurement.time), x.calls) for x in launches])
 
 
 def _variant(
-    case: Case, base: VariantResult, new: VariantResult, machines: Mapping[str, Machine]
+    by_id: Mapping[str, Variant],
+    base: VariantResult,
+    new: VariantResult,
+    machines: Mapping[str, Machine],
 ) -> VariantComparison:
     machine = machines.get(new.machine)
     return VariantComparison(
         variant=new.variant,
         baseline=base.variant,
         speedup=speedup(
-            base.time_s, new.time_s, _variant_interval(case, base), _variant_interval(case, new)
+            base.time_s, new.time_s, _variant_interval(by_id, base), _variant_interval(by_id, new)
         ),
         movement=Movement(
             base.binding,
@@ -351,7 +360,7 @@ def _variant(
             _variant_intensity(base, machines.get(base.machine)),
             _variant_intensity(new, machine),
         ),
-        launches=_launches(case, base, new, machine),
+        launches=_launches(by_id, base, new, machine),
     )
 
 
@@ -458,7 +467,8 @@ def compare_case(case: CaseResult, machines: Mapping[str, Machine] | None = None
     """Every variant after the first against the first (the baseline)."""
     machines = machines or {}
     base = case.variants[0]
-    variants = tuple(_variant(case.case, base, v, machines) for v in case.variants[1:])
+    by_id = {v.id: v for v in case.case.variants}
+    variants = tuple(_variant(by_id, base, v, machines) for v in case.variants[1:])
     ends = []
     for v, comparison in zip(case.variants[1:], variants, strict=True):
         end = _end_to_end(case.case, base, v, comparison)

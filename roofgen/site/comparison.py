@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from roofgen.analysis.analyse import CaseResult, LaunchResult
+from roofgen.analysis.analyse import CaseResult, LaunchResult, VariantResult
 from roofgen.analysis.compare import EndToEnd, LaunchComparison, Movement, Speedup
 from roofgen.units import fmt_percent, fmt_ratio, fmt_si, fmt_time
 
@@ -113,17 +113,15 @@ def _row(variant: str, what: str, before: float, after: float, s: Speedup, m: Mo
 
 
 def _launch_rows(
-    case: CaseResult, variant: str, launches: tuple[LaunchComparison | None, ...],
+    base: VariantResult, new: VariantResult, launches: tuple[LaunchComparison | None, ...],
     names: Mapping[str, str],
 ) -> list[SpeedupRow]:  # fmt: skip
-    base = case.variants[0]
-    new = next(v for v in case.variants if v.variant == variant)
     rows = []
     for x in launches:
         if x is None:
             continue
         a, b = base.launches[x.base_index], new.launches[x.index]
-        rows.append(_row(variant, x.kernel, a.time_s, b.time_s, x.speedup, x.movement, names))
+        rows.append(_row(new.variant, x.kernel, a.time_s, b.time_s, x.speedup, x.movement, names))
     return rows
 
 
@@ -149,13 +147,14 @@ def before_after(case: CaseResult, names: NamesByMachine) -> BeforeAfter | None:
     comparison = case.comparison
     base = case.variants[0]
     rows: list[SpeedupRow] = []
+    by_id = {x.variant: x for x in case.variants}
     for vc in comparison.variants:
-        v = next(x for x in case.variants if x.variant == vc.variant)
+        v = by_id[vc.variant]
         shown = names.get(v.machine, {})
         rows.append(
             _row(v.variant, "whole variant", base.time_s, v.time_s, vc.speedup, vc.movement, shown)
         )
-        rows += _launch_rows(case, v.variant, vc.launches, shown)
+        rows += _launch_rows(base, v, vc.launches, shown)
     return BeforeAfter(
         baseline=base.variant,
         rows=tuple(rows),

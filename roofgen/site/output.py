@@ -112,7 +112,16 @@ def _forms(path: Path) -> set[Path]:
     """``path`` normalised lexically and resolved through the file system (links and
     ``..`` of existing folders; the missing rest lexically)."""
     absolute = path if path.is_absolute() else Path.cwd() / path
-    return {Path(os.path.normpath(absolute)), Path(os.path.realpath(absolute))}
+    return {Path(os.path.normpath(absolute)), _resolved(absolute)}
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` through the file system: links and ``..`` of existing folders resolved,
+    the missing rest lexically."""
+    try:
+        return Path(os.path.realpath(path))
+    except (OSError, ValueError):  # a NUL byte: no such file, nothing to resolve
+        return Path(os.path.normpath(path))
 
 
 def guard(settings: Settings, output: Path, inputs: Iterable[Path] = ()) -> Target:
@@ -122,7 +131,7 @@ def guard(settings: Settings, output: Path, inputs: Iterable[Path] = ()) -> Targ
     name = _named(settings, Path(output))
     protected = _protected(settings, inputs)
     given = Path(output).absolute()
-    real = Path(os.path.realpath(given))
+    real = _resolved(given)
     why = _where_it_leads(settings, given, protected, name.configured)
     if why is None and os.path.islink(given):
         why = "is a link: the build replaces only a folder of its own"
@@ -130,8 +139,8 @@ def guard(settings: Settings, output: Path, inputs: Iterable[Path] = ()) -> Targ
         st = os.lstat(real)
     except FileNotFoundError:
         st = None
-    except OSError as exc:
-        why = why or f"cannot be read ({exc.strerror})"
+    except (OSError, ValueError) as exc:
+        why = why or f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
     if why is None and st is not None:
         why = _what_is_there(settings.root, real, st, protected)
     if why is not None:
@@ -201,7 +210,7 @@ def _protected(settings: Settings, inputs: Iterable[Path]) -> list[Path]:
 def _same(a: Path, b: Path) -> bool:
     try:
         return os.path.samefile(a, b)
-    except OSError:
+    except (OSError, ValueError):
         return False
 
 

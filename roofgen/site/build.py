@@ -235,7 +235,9 @@ def build_site(
                 tell("building HTML with MkDocs", 0, 0)
                 tree = stage / "site"
                 with clock("mkdocs"):
-                    warnings = run_mkdocs(config, tree, strict=strict, epoch=epoch)
+                    warnings = run_mkdocs(
+                        config, tree, strict=strict, epoch=epoch, use_cache=cache.vega
+                    )
                 result.problems += _mkdocs_problems(warnings, strict)
                 if warnings and strict:
                     return result

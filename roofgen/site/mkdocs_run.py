@@ -155,22 +155,31 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def run_mkdocs(config_file: Path, site_dir: Path, *, strict: bool, epoch: int) -> list[str]:
+def run_mkdocs(
+    config_file: Path, site_dir: Path, *, strict: bool, epoch: int, use_cache: bool = True
+) -> list[str]:
     """Build ``config_file`` into ``site_dir`` quietly; return MkDocs' warnings.
 
     When MkDocs stops (an abort, a configuration error), ``strict`` builds get its
     messages back, as errors; other builds get a :class:`BuildError`.
     ``SOURCE_DATE_EPOCH`` is set to ``epoch`` for the build only (sitemap dates,
     gzip headers), and Material's end-of-life banner is switched off. Every page carries
-    the Content-Security-Policy of :mod:`roofgen.site.csp`.
+    the Content-Security-Policy of :mod:`roofgen.site.csp`, whose theme hashes come from
+    the user's cache folder unless ``use_cache`` is false (``build --no-cache``).
     """
     env = {"SOURCE_DATE_EPOCH": str(epoch), "NO_MKDOCS_2_WARNING": "true"}
     with _environment(env), _quiet_mkdocs() as collect:
-        return _build(config_file, site_dir, strict, collect, theme_only=False)
+        return _build(config_file, site_dir, strict, collect, theme_only=False, use_cache=use_cache)
 
 
 def _build(
-    config_file: Path, site_dir: Path, strict: bool, collect: _Collect, *, theme_only: bool
+    config_file: Path,
+    site_dir: Path,
+    strict: bool,
+    collect: _Collect,
+    *,
+    theme_only: bool,
+    use_cache: bool = True,
 ) -> list[str]:
     """One MkDocs build with roofgen's plugins and theme override; ``theme_only``: the
     throwaway build of empty pages whose inline scripts the policy allows."""
@@ -182,7 +191,7 @@ def _build(
 
     try:
         config = load_config(config_file=str(config_file), site_dir=str(site_dir), strict=strict)
-        policy = "" if theme_only else csp.policy(_theme_hashes(config_file, config))
+        policy = "" if theme_only else csp.policy(_theme_hashes(config_file, config, use_cache))
         # roofgen's main.html (the policy's <meta> tag) before the theme's own templates
         config.theme.dirs.insert(0, str(data_dir("templates") / "overrides"))
         config.plugins["roofgen/csp"] = _policy_plugin(policy)
@@ -229,7 +238,7 @@ def _depths(docs: Path) -> list[int]:
     return sorted(found | {0})
 
 
-def _theme_hashes(config_file: Path, config: Any) -> list[str]:
+def _theme_hashes(config_file: Path, config: Any, use_cache: bool) -> list[str]:
     """The hashes of the theme's inline scripts for this configuration, from the cache
     (keyed by the MkDocs and Material versions, the settings and the page depths) or from
     a throwaway build of empty pages at every depth the site's pages have."""
@@ -246,7 +255,7 @@ def _theme_hashes(config_file: Path, config: Any) -> list[str]:
         sort_keys=True,
         default=str,
     )
-    cache = _policy_cache(hashlib.sha256(key.encode()).hexdigest()[:32])
+    cache = _policy_cache(hashlib.sha256(key.encode()).hexdigest()[:32]) if use_cache else None
     if cache is not None:
         with contextlib.suppress(OSError, ValueError):
             hashes = csp.parse_entry(cache.read_text(encoding="utf-8"))

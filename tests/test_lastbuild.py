@@ -143,3 +143,25 @@ def test_a_strict_build_is_not_answered_by_a_lenient_one(tmp_path):
     root = _project(tmp_path)
     _build(root)
     assert "check" in _build(root, strict=True).timings
+
+
+def test_a_change_to_roofgen_s_own_mkdocs_side_builds_again(tmp_path, monkeypatch):
+    """The theme override (the page policy's <meta> tag) and roofgen's plugins shape the
+    HTML of unchanged docs: an upgrade that changes them must not keep the old site."""
+    import roofgen.datafiles
+
+    stage = tmp_path / "stage"
+    (stage / "docs").mkdir(parents=True)
+    (stage / "mkdocs.yml").write_text("site_name: x\n")
+    (stage / "docs" / "index.md").write_text("# x\n")
+    templates = tmp_path / "templates"
+    shutil.copytree(roofgen.datafiles.data_dir("templates"), templates)
+    monkeypatch.setattr(roofgen.datafiles, "data_dir", lambda name: tmp_path / name)
+    lastbuild._own_files.cache_clear()
+    before = lastbuild.inputs_digest(stage, strict=False, epoch=0)
+    override = templates / "overrides" / "main.html"
+    override.write_text(override.read_text() + "\n<!-- changed -->\n")
+    lastbuild._own_files.cache_clear()
+    after = lastbuild.inputs_digest(stage, strict=False, epoch=0)
+    lastbuild._own_files.cache_clear()
+    assert before != after

@@ -20,6 +20,7 @@ checking, analysing or writing a page.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -54,10 +55,31 @@ def inputs_digest(stage: Path, *, strict: bool, epoch: int) -> str:
     what else decides its output."""
     h = hashlib.sha256()
     h.update(json.dumps([_FORMAT, versions("mkdocs", "mkdocs-material"), strict, epoch]).encode())
+    h.update(_own_files())
     h.update(b"\0mkdocs.yml\0" + (stage / "mkdocs.yml").read_bytes())
     for name, digest in sorted((_tree(stage / "docs") or {}).items()):
         h.update(f"\0{name}\0{digest}".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
+
+
+#: roofgen's code and templates that act inside MkDocs' run (its plugins, the page policy,
+#: the theme override): a change to any of them changes the HTML of unchanged docs.
+_MKDOCS_SIDE = ("mkdocs_run.py", "rawhtml.py", "csp.py", "searchtoc.py")
+
+
+@functools.cache
+def _own_files() -> bytes:
+    from roofgen.datafiles import data_dir
+
+    h = hashlib.sha256()
+    here = Path(__file__).parent
+    for path in [*(here / name for name in _MKDOCS_SIDE), *_overrides(data_dir("templates"))]:
+        h.update(f"\0{path.name}\0".encode() + path.read_bytes())
+    return h.digest()
+
+
+def _overrides(templates: Path) -> list[Path]:
+    return sorted(p for p in (templates / "overrides").rglob("*") if p.is_file())
 
 
 class Record:

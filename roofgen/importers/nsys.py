@@ -34,14 +34,15 @@ from pathlib import Path
 
 from roofgen.importers import ImportFailure
 from roofgen.importers.nsys_schema import (
-    KERNEL_RULES,
+    DEVICE,
     KERNELS,
     NVTX,
-    NVTX_RULES,
+    NVTX_TIMES,
     READ,
     RUNTIME,
-    RUNTIME_RULES,
+    TIMES,
     BadRows,
+    check_shapes,
     checked_sql,
     columns,
     diagnose,
@@ -97,7 +98,7 @@ def _read_export(path: Path, options: Options) -> Trace:
                 f"{path}: no {KERNELS} table: the trace recorded no CUDA kernels (profile with "
                 "`nsys profile --trace=cuda`), or this is not an `nsys export --type sqlite` file"
             )
-        needed = {rule.column for rule in KERNEL_RULES}
+        needed = set(READ[KERNELS])
         missing = needed - columns(db, KERNELS) or ({"StringIds"} - tables)
         if missing:
             raise ImportFailure(
@@ -110,7 +111,7 @@ def _read_export(path: Path, options: Options) -> Trace:
         device = _device(db, options.device, path)
         # the rows' check first: SQLite evaluates the terms in order, and a later one
         # (end > start) would otherwise leave a bad row out unseen
-        where = checked_sql(KERNEL_RULES, KERNELS, "k")
+        where = "{check}"
         where += "" if device is None else f" AND k.deviceId = {int(device)}"
         if options.range_name is not None:
             what = _ranges(db, tables, options.range_name, path, bad)
@@ -139,7 +140,13 @@ def _read_export(path: Path, options: Options) -> Trace:
 
         else:
             what, source, spans = _plain(KERNELS, where, options, path, db, warnings)
-        trace = aggregate(db, source, spans, what, _names, path, bad.raise_first)
+
+        def checked(keys: list[tuple[object, ...]]) -> None:
+            bad.raise_first()
+            check_shapes(db, keys, path)
+
+        check = checked_sql(TIMES, KERNELS, "k")
+        trace = aggregate(db, source, spans, what, _names, path, checked, check)
         if options.range_name is not None:
             ranges = db.execute("SELECT count(*) FROM temp.steps").fetchone()[0]
             if ranges > trace.steps.count:
@@ -171,7 +178,8 @@ def _plain(
     start, end = options.window
     inside = f"k.start >= {start} AND k.end <= {end}"
     partly = db.execute(
-        f"SELECT count(*) FROM main.{table} k WHERE {where} AND k.end > {start} "
+        f"SELECT count(*) FROM main.{table} k WHERE {where.replace('{check}', '1')} "
+        f"AND k.end > {start} "
         f"AND k.start < {end} AND NOT ({inside})"
     ).fetchone()[0]
     if partly:
@@ -200,7 +208,7 @@ def _graph_check(db: sqlite3.Connection, tables: set[str], path: Path, bad: BadR
         db.execute(
             f"INSERT OR IGNORE INTO temp.graph SELECT {_key('r.globalTid', 'r.correlationId')} "
             f"FROM main.{RUNTIME} r WHERE r.nameId IN ({graph_names}) "
-            f"AND {checked_sql(RUNTIME_RULES, RUNTIME, 'r')}"
+            f"AND {checked_sql(TIMES, RUNTIME, 'r')}"
         )
     bad.raise_first()
     launches = db.execute("SELECT count(*) FROM temp.graph").fetchone()[0]
@@ -232,8 +240,7 @@ def _device(db: sqlite3.Connection, given: int | None, path: Path) -> int | None
         rowid = db.execute(
             f"SELECT _rowid_ FROM main.{KERNELS} WHERE deviceId IS ? LIMIT 1", (odd,)
         ).fetchone()[0]
-        rule = next(r for r in KERNEL_RULES if r.column == "deviceId")
-        raise ImportFailure(f"{path}: {diagnose(KERNELS, rowid, (rule,), (odd,))}")
+        raise ImportFailure(f"{path}: {diagnose(KERNELS, rowid, (DEVICE,), (odd,))}")
     if given is not None:
         if given not in devices:
             raise ImportFailure(
@@ -276,7 +283,7 @@ def _ranges(db: sqlite3.Connection, tables: set[str], name: str, path: Path, bad
             f"INSERT INTO temp.steps (tid, start, end) SELECT n.globalTid, n.start, n.end "
             f"FROM main.{NVTX} n LEFT JOIN main.StringIds t ON t.id = n.textId "
             f"WHERE n.end IS NOT NULL AND {text} = ? "
-            f"AND {checked_sql(NVTX_RULES, NVTX, 'n')} ORDER BY n.start",
+            f"AND {checked_sql(NVTX_TIMES, NVTX, 'n')} ORDER BY n.start",
             (name,),
         )
         bad.raise_first()
@@ -301,7 +308,7 @@ def _ranges(db: sqlite3.Connection, tables: set[str], name: str, path: Path, bad
             f"(SELECT st.step FROM temp.steps st WHERE st.tid = r.globalTid AND "
             f"st.start <= r.start ORDER BY st.start DESC LIMIT 1) AS step "
             f"FROM main.{RUNTIME} r WHERE r.globalTid IN (SELECT tid FROM temp.steps) "
-            f"AND {checked_sql(RUNTIME_RULES, RUNTIME, 'r')}) c "
+            f"AND {checked_sql(TIMES, RUNTIME, 'r')}) c "
             f"JOIN temp.steps st ON st.step = c.step WHERE c.rend <= st.end"
         )
     bad.raise_first()

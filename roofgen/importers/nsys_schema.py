@@ -62,21 +62,18 @@ GRID_BLOCK = (
 )
 MAX_THREADS = 1024
 
-KERNEL_RULES = (
-    _time("start"),
-    _time("end"),
-    Rule("deviceId", 0, INT64_MAX, False, "a device number, 0 or more"),
-    _ident("correlationId"),
-    _ident("globalPid"),
-    Rule("demangledName", 0, INT64_MAX, False, "a StringIds id"),
-    *GRID_BLOCK,
-)
-RUNTIME_RULES = (_time("start"), _time("end"), _ident("globalTid"), _ident("correlationId"))
-NVTX_RULES = (_time("start"), _time("end", null_ok=True))
+# Checked on every row read, in SQL: the times. A kernel's name and shape are checked
+# once per group of rows (name, grid and block: a few thousand at most), its device
+# once per device; an odd id (correlationId, globalPid, globalTid) only fails to match.
+TIMES = (_time("start"), _time("end"))
+NVTX_TIMES = (_time("start"), _time("end", null_ok=True))
+DEVICE = Rule("deviceId", 0, INT64_MAX, False, "a device number, 0 or more")
+SHAPE = (Rule("demangledName", 0, INT64_MAX, False, "a StringIds id"), *GRID_BLOCK)
+IDS = (_ident("correlationId"), _ident("globalPid"))
 
 #: The columns read of each table; a table outside this map is never read.
 READ: dict[str, tuple[str, ...]] = {
-    KERNELS: tuple(r.column for r in KERNEL_RULES),
+    KERNELS: tuple(r.column for r in (*TIMES, DEVICE, *IDS, *SHAPE)),
     RUNTIME: ("start", "end", "globalTid", "correlationId", "nameId"),
     NVTX: ("start", "end", "text", "textId", "globalTid"),
     STRINGS: ("id", "value"),
@@ -166,8 +163,7 @@ class BadRows:
     def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         self.path = path
         self.first: str | None = None
-        rules = {KERNELS: KERNEL_RULES, RUNTIME: RUNTIME_RULES, NVTX: NVTX_RULES}
-        self.rules = rules
+        self.rules = {KERNELS: TIMES, RUNTIME: TIMES, NVTX: NVTX_TIMES}
         db.create_function("roofgen_bad", -1, self._record)
 
     def _record(self, table: str, rowid: int, *values: object) -> int:
@@ -180,6 +176,27 @@ class BadRows:
             raise ImportFailure(f"{self.path}: {self.first}")
 
 
+def check_shapes(db: sqlite3.Connection, keys: list[tuple[object, ...]], path: Path) -> None:
+    """Refuse the first group key (demangledName, grid and block, as read) out of
+    :data:`SHAPE`'s ranges, naming a row that holds it."""
+    for key in keys:
+        if _shape_ok(key):
+            continue
+        terms = " AND ".join(f'"{r.column}" IS ?' for r in SHAPE)
+        found = db.execute(
+            f"SELECT _rowid_ FROM main.{KERNELS} WHERE {terms} LIMIT 1", list(key)
+        ).fetchone()
+        rowid = found[0] if found else "?"
+        raise ImportFailure(f"{path}: {diagnose(KERNELS, rowid, SHAPE, key)}")
+
+
+def _shape_ok(key: tuple[object, ...]) -> bool:
+    if not all(type(v) is int and r.low <= v <= r.high for r, v in zip(SHAPE, key, strict=True)):
+        return False
+    bx, by, bz = key[4:7]
+    return int(bx) * int(by) * int(bz) <= MAX_THREADS  # type: ignore[call-overload]
+
+
 def _show(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -188,7 +205,9 @@ def _show(value: object) -> str:
 _TYPES = {float: "REAL", str: "TEXT", bytes: "BLOB", type(None): "NULL"}
 
 
-def diagnose(table: str, rowid: int, rules: tuple[Rule, ...], values: tuple[object, ...]) -> str:
+def diagnose(
+    table: str, rowid: int | str, rules: tuple[Rule, ...], values: tuple[object, ...]
+) -> str:
     """Why a row fails its rules, naming the table, row id and column."""
     where = f"{table} row {rowid}"
     row = dict(zip((r.column for r in rules), values, strict=True))

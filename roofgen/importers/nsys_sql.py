@@ -173,16 +173,18 @@ def aggregate(
     what: str,
     names: Callable[[sqlite3.Connection, list[object]], dict[object, str]],
     path: Path,
-    checked: Callable[[], None] = lambda: None,
+    checked: Callable[[list[tuple[object, ...]]], None] = lambda _keys: None,
+    check: str = "1",
 ) -> Trace:
     """Per kernel name and shape, and per step, the figures of the kernels ``source``
     selects (columns step, name, gx, gy, gz, bx, by_, bz, s, e; ns). SQLite groups
     the rows by step, name and shape, and Python reads the groups in chunks and sums
     them per entry and per step; a second query sums what each kernel adds to the
     union of its step's intervals so far (a window function). ``span_of`` gives the
-    steps' summed span from each step's first kernel start and last end. ``checked``
-    runs after the first pass: it refuses the file if a row read failed its checks."""
-    with_src = f"WITH src AS ({source}) "
+    steps' summed span from each step's first kernel start and last end. ``source``
+    holds ``{check}``, a row's check: it runs in the first pass only, and ``checked``
+    after it, given the groups' keys, refuses the file if a row or a group failed."""
+    with_src = "WITH src AS (" + source.replace("{check}", check) + ") "
     cursor = db.execute(
         with_src + "SELECT step, name, gx, gy, gz, bx, by_, bz, count(*), sum(e - s), "
         "min(e - s), max(e - s), min(s), max(e) FROM src "
@@ -210,7 +212,8 @@ def aggregate(
                 steps[step] = [first, last]
             else:
                 found[0], found[1] = min(found[0], first), max(found[1], last)
-    checked()
+    checked(list(groups))
+    with_src = "WITH src AS (" + source.replace("{check}", "1") + ") "
     if not groups:
         raise ImportFailure(f"{path}: no kernel in {what}")
     span_ns = span_of({step: (v[0], v[1]) for step, v in steps.items()})

@@ -20,6 +20,7 @@ import pytest
 
 from roofgen.cli import main
 from roofgen.importers import nsys_sql
+from roofgen.importers.kernel_names import MAX_NAME
 from roofgen.spec.yamlload import load_file
 
 DATA = Path(__file__).resolve().parent / "data" / "nsys"
@@ -277,7 +278,8 @@ def test_a_long_name_is_cut_in_sql(saxpy: Path):
                  f"WHERE id = {name_id}")  # fmt: skip
     assert _import(saxpy) == 0
     name = _case()["kernels"][0]["name"]
-    assert len(name) == nsys_sql.MAX_NAME_CHARS == 4096 and name.startswith("void k<0000")
+    assert len(name) == MAX_NAME == 4096 and name.startswith("void k<0000")
+    assert name.endswith("0\u2026")  # cut in SQL to 4,097 characters, then marked
 
 
 # ---------------------------------------------------------------- SQLite's limits

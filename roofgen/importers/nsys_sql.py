@@ -4,20 +4,21 @@ the kernels' intervals by a window function), so millions of rows stay in SQLite
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
 from roofgen.importers import ImportFailure
+from roofgen.importers.kernel_names import MAX_NAME, clean_name
 from roofgen.importers.trace_case import KernelStat, Steps, Trace
 
 #: A case holds at most this many entries (kernel name, grid and block).
 MAX_ENTRIES = 2000
-#: Kernel names are cut to this many characters, in SQL, before anything else reads
-#: them (a spec's text holds at most 20,000; no real kernel name comes near).
-MAX_NAME_CHARS = 4096
+#: Kernel names are cut in SQL, before anything else reads them, to one character more
+#: than the case keeps (kernel_names.MAX_NAME, shared with import torch-trace), so
+#: clean_name sees the cut and marks it.
+MAX_NAME_CHARS = MAX_NAME + 1
 
 # SQLite's limits on an import's connection (``Connection.setlimit``): the longest
 # string or blob a value may be, the longest statement, the deepest expression. Far
@@ -144,16 +145,10 @@ def _sqlite_failure(where: str, exc: sqlite3.DatabaseError, budget: _Budget) -> 
 
 
 def safe_name(name: str) -> str:
-    """A kernel name as a spec may hold it: a control character (which a spec refuses
-    even escaped) written as its escape, ``\\x1b``; what was not UTF-8 is already
-    U+FFFD (the connection's text factory)."""
-    from roofgen.spec.yamlscalar import UNPRINTABLE
-
-    def escape(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-    return UNPRINTABLE.sub(escape, name[:MAX_NAME_CHARS])
+    """A kernel name as a case may hold it: kernel_names.clean_name (cut, a control
+    character written as its escape); bytes that were not UTF-8 are already U+FFFD
+    (the connection's text factory)."""
+    return clean_name(name)
 
 
 def _dims(*values: object) -> tuple[int, ...] | None:

@@ -129,14 +129,21 @@ def keep_layout(original: bytes, edited: str) -> bytes:
     new = _lines(edited)
     counts = Counter(end for _, end in old if end)
     dominant = max(counts, key=counts.__getitem__) if counts else "\n"  # first on a tie
-    kept = _endings_kept(old, [t for t, _ in new]) if len(counts) > 1 else [None] * len(new)
     unended = bool(old) and not old[-1][1]
+    # Which old line each new line is matters only where endings differ: in a file of
+    # several kinds, or for the old last line when it has none.
+    if len(counts) > 1 or unended:
+        kept = _endings_kept(old, [t for t, _ in new])
+    else:
+        kept = [None] * len(new)
     out = []
     for j, (text, end) in enumerate(new):
         last = j == len(new) - 1
-        ending = kept[j] or dominant
-        if not end or (last and unended):
+        ending = dominant if kept[j] is None else kept[j]
+        if not end:  # the edit's own last line, unended
             ending = ""
+        elif ending == "" and not last:  # the old unended last line, lines added after it
+            ending = dominant
         out.append(text + ending)
     bom = codecs.BOM_UTF8 if original.startswith(codecs.BOM_UTF8) else b""
     return bom + "".join(out).encode("utf-8")

@@ -261,15 +261,17 @@ def test_colour_and_shape_by_role(spec: dict[str, Any]) -> None:
     (points_layer,) = layers_with(spec, "points")
     colour = points_layer["encoding"]["color"]["scale"]
     mapping = dict(zip(colour["domain"], colour["range"], strict=True))
+    # the levels' names (data, not expression text), coloured by their role: L1 (l1),
+    # L2 (the last-level cache), HBM (device memory)
     assert mapping == {
-        "l1": "#009E73",
-        "llc": "#0072B2",
-        "device": "#D55E00",
-        "compute": "#000000",
+        "L1": "#009E73",
+        "L2": "#0072B2",
+        "HBM": "#D55E00",
+        "Compute": "#000000",
     }
     shape = points_layer["encoding"]["shape"]["scale"]
     shapes = dict(zip(shape["domain"], shape["range"], strict=True))
-    assert len({shapes["l1"], shapes["llc"], shapes["device"]}) == 3
+    assert len({shapes["L1"], shapes["L2"], shapes["HBM"]}) == 3
 
 
 def test_launch_joins_and_arrows(spec: dict[str, Any]) -> None:

@@ -139,7 +139,8 @@ def keep_layout(original: bytes, edited: str) -> bytes:
     out = []
     for j, (text, end) in enumerate(new):
         last = j == len(new) - 1
-        ending = dominant if kept[j] is None else kept[j]
+        own = kept[j]
+        ending = dominant if own is None else own
         if not end:  # the edit's own last line, unended
             ending = ""
         elif ending == "" and not last:  # the old unended last line, lines added after it

@@ -105,8 +105,26 @@ def test_a_name_nested_60000_deep_imports(tmp_path: Path, capsys) -> None:
     assert main(_import_ncu(bad, "-o", "case.yaml", "-q")) == 0, capsys.readouterr().err
     text = (tmp_path / "case.yaml").read_text(encoding="utf-8")
     assert "  - id: k\n" in text
-    # check takes a text of at most 20,000 characters: the name is shortened to that.
-    assert "\u2026 # the profile's name, 120,011 characters, shortened\n" in text
+    # a kernel name is cut at 4,096 characters (kernel_names.MAX_NAME) before any step
+    import yaml
+
+    (kernel,) = [k for k in yaml.safe_load(text)["kernels"] if k["id"] == "k"]
+    assert len(kernel["name"]) == 4096 and kernel["name"].endswith("<\u2026")
+    assert main(["check", "case.yaml"]) == 0
+
+
+def test_a_control_character_in_a_kernel_name_is_shown_not_a_bug_report(
+    tmp_path: Path, capsys
+) -> None:
+    """ESC in a profile's kernel name is written as its escape, which a spec may hold;
+    it used to make a case that failed its own check ("Please report this")."""
+    bad = _sgemm_with(
+        tmp_path, RANDOM_INIT, "void random\x1bInit<float>(T1 *, int, int, unsigned int)"
+    )
+    assert main(_import_ncu(bad, "-o", "case.yaml", "-q")) == 0, capsys.readouterr().err
+    text = (tmp_path / "case.yaml").read_text(encoding="utf-8")
+    assert "\x1b" not in text.replace("\\x1b", "")  # no raw ESC in the file
+    assert "random\\x1bInit" in text
     assert main(["check", "case.yaml"]) == 0
 
 

@@ -26,6 +26,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from roofgen.importers import ImportFailure
+from roofgen.importers.kernel_names import clean_name
 
 IDENTITY = (
     "ID",
@@ -277,7 +278,7 @@ def _new_launch(
     invocations = parse_number(_cell(row, columns, "Invocations"))
     return Launch(
         key=key,
-        name=_cell(row, columns, "Kernel Name"),
+        name=clean_name(_cell(row, columns, "Kernel Name")),
         source=path.name,
         grid=parse_dims(_cell(row, columns, "Grid Size")),
         block=parse_dims(_cell(row, columns, "Block Size")),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from roofgen.importers import ImportFailure
+from roofgen.importers.kernel_names import clean_name
 from roofgen.importers.ncu_csv import Launch, Metric, Profile, parse_unit
 
 
@@ -53,7 +54,9 @@ def _launches(context: Any, path: Path, module: Any) -> Any:
         for a in range(rng.num_actions()):
             action = rng.action_by_idx(a)
             launch = Launch(
-                key=(str(r), str(a), path.name), name=action.name(demangled), source=path.name
+                key=(str(r), str(a), path.name),
+                name=clean_name(action.name(demangled)),
+                source=path.name,
             )
             for name in action.metric_names():
                 metric = _metric(action.metric_by_name(name))

@@ -13,19 +13,46 @@ from roofgen.spec.yamlload import load_file
 ROOT = Path(__file__).resolve().parent.parent
 
 
+# The loader's refusal of an alias bomb, as the invalid corpus's expected.txt words it.
+ALIAS_BOMB = "aliases expand far beyond the file's size (an alias bomb?)"
+
+
 def documents(*folders: Path) -> list:
     return list(_documents(*folders))
 
 
 def _documents(*folders: Path):
+    """Every machine or case document (format 1) the loader reads from ``folders``.
+
+    The loader decides, file by file, as ``check`` does; only the files that the invalid
+    corpus declares alias bombs are left out unread. Refusing one costs the loader a
+    whole expansion budget (about 0.7 s of CPU for the six, most of this module's
+    collection), and they never reach a validator: tests/test_check_cases.py holds
+    ``check`` to each folder's expected.txt word for word, so a bomb the loader stopped
+    refusing fails there."""
     for folder in folders:
+        bombs = _declared_alias_bombs(folder)
         for path in sorted(folder.rglob("*.yaml")):
+            if path in bombs:
+                continue
             doc, _ = load_file(path)
             if doc is None or not isinstance(doc.data, dict):
                 continue
             kind = doc.data.get("kind")
             if kind in ("machine", "case") and doc.data.get("roofgen") == 1:
                 yield pytest.param(doc, kind, id=str(path.relative_to(ROOT)))
+
+
+def _declared_alias_bombs(folder: Path) -> set[Path]:
+    """The spec files under ``folder`` whose expected.txt says the loader refuses them as
+    alias bombs (``machine.yaml:4:5: aliases expand ...``)."""
+    bombs = set()
+    for expected in folder.rglob("expected.txt"):
+        for line in expected.read_text(encoding="utf-8").splitlines():
+            name, _, rest = line.partition(":")
+            if rest.endswith(": " + ALIAS_BOMB):
+                bombs.add(expected.parent / name)
+    return bombs
 
 
 @pytest.mark.parametrize(("doc", "kind"), documents(ROOT / "tests" / "cases", ROOT / "specs"))

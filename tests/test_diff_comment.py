@@ -328,7 +328,7 @@ def test_the_diff_chart_names_levels_and_draws_base_hollow(tmp_path, monkeypatch
 
 
 def test_base_points_are_hollow_and_head_points_filled():
-    from roofgen.commands.diff_cmd import _hollow_base
+    from roofgen.review.charts import hollow_base as _hollow_base
 
     spec = {"layer": [{"name": "launches", "mark": {"type": "point"},
                        "encoding": {"color": {"field": "role", "legend": {"title": "Level"}}}},

@@ -3,7 +3,7 @@ only these; the notebook API (:mod:`roofgen.api.workspace`) builds on them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from roofgen.config import Settings
     from roofgen.report.analysis import CaseSpool
     from roofgen.report.explain import Explanation
+    from roofgen.review.compare import Comparison
     from roofgen.site.build import BuildResult, ProgressFn
 
 __all__ = ["CheckResult", "check", "check_each"]
@@ -127,6 +128,41 @@ def explain_kernel(
     advice = result.advice
     assert advice is not None  # a check with an analysis has its rules
     return explain(result.analysis, result.specs, advice, case_id, kernel, variant)
+
+
+def diff(
+    base: str,
+    head: str,
+    settings: Settings,
+    *,
+    threshold_pct: float | None = None,
+    fail_pct: float | None = None,
+    allow_removed: frozenset[str] = frozenset(),
+    allow_noise: frozenset[str] = frozenset(),
+    allow_context: frozenset[str] = frozenset(),
+    charts: Path | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Comparison:
+    """`roofgen diff BASE HEAD`: two sets of specs (folders or ``git:REV``) checked under
+    the base's policy and compared, with the gate's reasons and the static charts asked
+    for (:func:`roofgen.review.compare.compare`; raises ``SideError``). The comparison
+    writes its report in each format (``Comparison.report``)."""
+    from roofgen.review.compare import compare
+    from roofgen.site.charts import machine_roofs  # the roofs the site draws
+
+    return compare(
+        base,
+        head,
+        settings,
+        threshold_pct=threshold_pct,
+        fail_pct=fail_pct,
+        allow_removed=allow_removed,
+        allow_noise=allow_noise,
+        allow_context=allow_context,
+        charts=charts,
+        roofs=machine_roofs,
+        progress=progress,
+    )
 
 
 def build_site(
@@ -270,6 +306,7 @@ _REEXPORTS = {
     "CURRENT": "roofgen.spec.migrate",
     "MigrationError": "roofgen.spec.migrate",
     "migrate_text": "roofgen.spec.migrate",
+    "SideError": "roofgen.review.compare",
     "pending_renames": "roofgen.spec.migrate",
     "read_version": "roofgen.spec.migrate",
 }

@@ -2,17 +2,16 @@
 
 Each side is a folder of specs or ``git:REV`` (the configured specs folders as
 they were at that revision, read from git's objects by :mod:`roofgen.review.gitread`:
-the working tree is not touched, and ``.gitattributes`` cannot hide a file).
+the working tree is not touched, and ``.gitattributes`` cannot hide a file). The work
+is :func:`roofgen.api.diff`'s; this verb parses options, writes the report and charts
+and turns the gate's verdict into the exit status.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import click
@@ -25,7 +24,6 @@ from roofgen.commands.common import (
     common,
     current_settings,
     end_progress,
-    json_text,
     report_problems,
     say,
     shown,
@@ -115,206 +113,41 @@ def diff_cmd(base: str, head: str, fmt: str, output: str, force: bool,
     A git:REV side reads its specs where that revision's own settings put them; the
     thresholds and the rules file come from BASE's settings (the working tree's when
     BASE is a folder), never from HEAD's."""
-    import tempfile
-
+    from roofgen import api
     from roofgen.files import write_file
-    from roofgen.review.comment import Options, markdown
-    from roofgen.review.diff import diff
-    from roofgen.review.gate import Policy, failures, reasons
-    from roofgen.review.report import json_doc, text
-    from roofgen.review.revision import context_changes
 
     settings = current_settings()
-    pct = threshold_pct if threshold_pct is not None else fail_pct if fail_pct is not None else 5
-    threshold = pct / 100.0
+    folder = Path(charts_dir) if charts_dir else None
+    if folder is None and output != "-":
+        folder = Path(output).with_name(Path(output).stem + "-charts")
     progress = start_progress(quiet, "diff")
-    with contextlib.ExitStack() as stack:
-        stack.callback(end_progress, progress)  # last, after the sides' folders are gone
-        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="roofgen-diff-")))
-        base_src = _source(base, settings, scratch / "base")
-        head_src = _source(head, settings, scratch / "head")
-        policy = base_src.settings  # never the head's
-        base_specs, base_analysis = _check(base_src, policy, progress)
-        head_specs, head_analysis = _check(head_src, policy, progress)
-        d = diff(base_specs, base_analysis, head_specs, head_analysis)
-        context = context_changes(base_src.context, head_src.context, d.machines_changed)
-        allowed = Policy((fail_pct or 0) / 100.0, allow_removed, allow_noise, allow_context)
-        gate = None if fail_pct is None else tuple(reasons(d, context, allowed))
-        folder = Path(charts_dir) if charts_dir else None
-        if folder is None and output != "-":
-            folder = Path(output).with_name(Path(output).stem + "-charts")
-        svgs = _charts(d, head_specs, head_analysis, base_analysis, folder) if folder else {}
+    try:
+        try:
+            found = api.diff(base, head, settings, threshold_pct=threshold_pct,
+                             fail_pct=fail_pct, allow_removed=allow_removed,
+                             allow_noise=allow_noise, allow_context=allow_context,
+                             charts=folder, progress=progress)  # fmt: skip
+        except api.SideError as exc:
+            say(str(exc))
+            report_problems(list(exc.problems), quiet=True, verbose=False, strict=False)
+            raise Failure(EXIT_INVALID) from None
+        if found.charts_unavailable:
+            say("charts need roofgen[site] (altair, vl-convert-python): none written")
+        link = shown(folder) + "/" if found.charts and folder else None
+        report = found.report(fmt, site_url=settings.site.get("url"),
+                              preview_url=settings.site.get("preview_url"), mermaid=mermaid,
+                              charts_link=link)  # fmt: skip
         if fmt == "markdown":
-            opts = Options(threshold, settings.site.get("url"), settings.site.get("preview_url"),
-                           mermaid, shown(folder) + "/" if svgs and folder else None,
-                           context=context, gate=gate, limit=fail_pct)  # fmt: skip
-            report = markdown(d, base_src.side, head_src.side, opts)
             append_step_summary(report)
-        elif fmt == "json":
-            report = json_text(json_doc(d, base_src.side, head_src.side, threshold, context,
-                                        gate, fail_pct))  # fmt: skip
-        else:
-            report = text(d, base_src.side, head_src.side, threshold, context, gate)
         write_output(report, output, force)
-        for target, svg in svgs.items():
+        for target, svg in found.charts.items():
             write_file(target, svg)
             if not quiet:
                 say(f"wrote {target}")
-    failed = failures(list(gate or ()))
-    for r in failed:
-        allow = f" (if intended, pass {r.allow})" if r.allow else ""
-        say(f"the gate fails at {_shown_rev(head)}: {_shown_rev(r.subject)}: {r.what}{allow}",
-            fg="red")  # fmt: skip
+    finally:
+        end_progress(progress)
+    failed = found.failures()
+    for line in failed:
+        say(line, fg="red")
     if failed:
         raise Failure(EXIT_REGRESSION)
-
-
-@dataclass(frozen=True)
-class _Source:
-    """One side before it is checked: as shown, the paths of its specs and where their
-    names are shown from, its settings and its context."""
-
-    side: Any
-    paths: list[Path]
-    display: Path
-    settings: Any
-    context: Any
-
-
-def _source(spec: str, settings: Any, scratch: Path) -> _Source:
-    """A folder (read with the working tree's settings), or git:REV: the specs folders
-    that revision's own settings name, read from git's objects into ``scratch``."""
-    from roofgen.review.comment import Side
-    from roofgen.review.gitread import GitReadError, toplevel
-    from roofgen.review.revision import working_context
-
-    if spec.startswith("git:"):
-        return _export(spec, settings, scratch)
-    if not Path(spec).exists():
-        say(f"{spec}: no such folder (give a folder of specs or git:REV)")
-        raise Failure(EXIT_INVALID)
-    try:
-        top: Path | None = toplevel(Path.cwd())
-    except GitReadError:
-        top = None
-    return _Source(Side(spec), [Path(spec)], Path.cwd(), settings,
-                   working_context(settings, top))  # fmt: skip
-
-
-def _check(src: _Source, policy: Any, progress: Any = None) -> tuple[Any, Any]:
-    """The specs and analysis of one side, judged by ``policy`` (the base's settings:
-    thresholds and rules file)."""
-    from roofgen.api import analyse, check
-    from roofgen.model import Specs
-
-    if progress is not None:
-        progress(f"checking {_shown_rev(src.side.name)}", 0, 0)
-    if not src.paths:  # no specs folder at that revision
-        return Specs({}, ()), analyse(Specs({}, ()), policy.thresholds)
-    result = check(src.paths, thresholds=policy.thresholds, rules_file=policy.rules,
-                   display_root=src.display)  # fmt: skip
-    if result.failed() or result.specs is None or result.analysis is None:
-        say(f"{_shown_rev(src.side.name)}: the specs are invalid:")
-        report_problems(result.problems, quiet=True, verbose=False, strict=False)
-        raise Failure(EXIT_INVALID)
-    return result.specs, result.analysis
-
-
-def _export(spec: str, settings: Any, scratch: Path) -> _Source:
-    """git:REV: its settings as committed there (found from the working folder up), and
-    the spec files of the folders they name, extracted under ``scratch``."""
-    from roofgen.review.comment import Side
-    from roofgen.review.gitread import GitReadError, export, resolve, toplevel
-    from roofgen.review.revision import read_revision
-
-    rev = spec[4:]
-    try:
-        top = toplevel(Path.cwd())
-        commit = resolve(top, rev)
-        here = PurePosixPath(Path.cwd().resolve().relative_to(top.resolve()).as_posix())
-        revision = read_revision(top, commit, here, scratch / "settings",
-                                 f"git:{_shown_rev(rev)}")  # fmt: skip
-        paths = export(top, commit, list(revision.folders), scratch / "tree")
-    except GitReadError as exc:
-        say(f"git:{_shown_rev(rev)}: {exc}")
-        raise Failure(EXIT_INVALID) from None
-    return _Source(Side(spec, commit), paths, scratch / "tree", revision.settings,
-                   revision.context)  # fmt: skip
-
-
-def _shown_rev(rev: str) -> str:
-    """The revision as given, safe to print (control characters escaped, shortened)."""
-    text = rev.encode("unicode_escape").decode("ascii")
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _launches(analysis: Any) -> Iterator[tuple[str, str, Any, int]]:
-    """(case, variant, launch result, occurrence of its kernel) for every launch."""
-    for case in analysis.cases:
-        for v in case.variants:
-            seen: dict[str, int] = {}
-            for r in v.launches:
-                seen[r.kernel] = seen.get(r.kernel, 0) + 1
-                yield case.case.id, v.variant, r, seen[r.kernel]
-
-
-def _charts(d: Any, head_specs: Any, head: Any, base: Any, folder: Path) -> dict[Path, str]:
-    """Static SVG hierarchical rooflines of the changed launches, base -> head, by the
-    file each goes to: kernels and memory levels by their display names (as the roofs
-    are), base points hollow and head points filled."""
-    try:
-        from roofgen.charts import hierarchical_chart
-        from roofgen.charts.inputs import ChartPoint, RooflineInput
-        from roofgen.charts.render import to_svg
-        from roofgen.site.charts import machine_roofs
-    except ImportError:
-        say("charts need roofgen[site] (altair, vl-convert-python): none written")
-        return {}
-    changed = {(c.case, c.variant, c.kernel, c.occurrence) for c in d.launches
-               if c.status == "changed"}  # fmt: skip
-    by_case: dict[str, list[Any]] = {}
-    for side, analysis in (("base", base), ("head", head)):
-        for case_id, variant, r, n in _launches(analysis):
-            if (case_id, variant, r.kernel, n) in changed and r.achieved_flop_per_s:
-                machine = head_specs.machines.get(r.machine)
-                name = d.kernel_names.get((case_id, r.kernel)) or r.kernel
-                label = f"{name} ({variant})" + (f" #{n}" if n > 1 else "")
-                for level, ai in r.intensity_flop_per_byte.items():
-                    found = machine.level(level) if machine is not None else None
-                    by_case.setdefault(case_id, []).append(ChartPoint(
-                        case=case_id, kernel=label, variant=side,
-                        level=found.name if found else level,
-                        level_role=found.role if found else "device",
-                        intensity_flop_per_byte=ai, flop_per_s=r.achieved_flop_per_s,
-                        efficiency=r.efficiency, klass=r.klass, binding=r.binding))  # fmt: skip
-    svgs: dict[Path, str] = {}
-    for case in head.cases:
-        points = by_case.get(case.case.id)
-        if not points:
-            continue
-        machine = head_specs.machines[case.variants[0].machine]
-        inp = RooflineInput(title=f"{case.case.title}: base → head", roofs=machine_roofs(machine),
-                            points=tuple(points), variant_order=("base", "head"),
-                            subtitle="base: hollow points; head: filled")  # fmt: skip
-        svgs[folder / f"{case.case.id}.svg"] = to_svg(_hollow_base(hierarchical_chart(inp)))
-    return svgs
-
-
-def _hollow_base(spec: Any) -> Any:
-    """``spec`` with the base's launch points drawn hollow (an outline in the level's
-    colour), so base and head differ on the picture, not only in tooltips."""
-    base = "datum.variant === 'base'"
-    if isinstance(spec, dict):
-        if spec.get("name") == "launches" and isinstance(spec.get("encoding"), dict):
-            enc = spec["encoding"]
-            enc["fillOpacity"] = {"condition": {"test": base, "value": 0}, "value": 1}
-            enc["strokeWidth"] = {"condition": {"test": base, "value": 1.5}, "value": 0}
-            if "color" in enc:
-                enc["stroke"] = {k: v for k, v in enc["color"].items() if k != "legend"}
-                enc["stroke"]["legend"] = None
-        for value in spec.values():
-            _hollow_base(value)
-    elif isinstance(spec, list):
-        for value in spec:
-            _hollow_base(value)
-    return spec

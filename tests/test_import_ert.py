@@ -162,21 +162,6 @@ def test_bad_input_is_reported(tmp_path, capsys):
     assert "exists; pass --force" in capsys.readouterr().err
 
 
-def test_every_importer_is_a_verb_of_roofgen_import() -> None:
-    """The importer registry and the `roofgen import` group name the same importers,
-    and each registered module exists."""
-    import importlib
-
-    from roofgen.commands.import_cmd import import_cmd
-    from roofgen.importers import IMPORTERS
-
-    assert sorted(i.name for i in IMPORTERS) == sorted(import_cmd.commands)
-    for importer in IMPORTERS:
-        module = importlib.import_module(importer.module)
-        assert importer.writes in ("case", "machine")
-        assert module.__doc__, importer.module
-
-
 @pytest.mark.parametrize(
     ("content", "said"),
     [

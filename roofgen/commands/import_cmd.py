@@ -28,7 +28,8 @@ from roofgen.commands.importing import (
 
 @click.group("import")
 def import_cmd() -> None:
-    """Import Nsight Compute profiles (ncu) or ERT results (ert) into spec files."""
+    """Import a tool's output into spec files: Nsight Compute (ncu), Nsight Systems
+    (nsys), torch.profiler traces (torch-trace) or ERT results (ert)."""
 
 
 def _warn(warnings: list[str], quiet: bool, strict: bool) -> None:

@@ -8,6 +8,7 @@ is in the field name (``_s`` seconds, ``_b`` bytes, ``_flop`` FLOP or OP,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 Basis = Literal["measured", "datasheet"]
@@ -176,6 +177,17 @@ class Machine:
 
     def link(self, link_id: str) -> Link | None:
         return next((k for k in self.links if k.id == link_id), None)
+
+    @cached_property
+    def device_level(self) -> MemoryLevel | None:
+        """The machine's device memory (HBM, GDDR, DRAM): the first level whose role is
+        ``device``, i.e. the farthest (levels run far to near); None if none has it.
+
+        The one answer to "which level is the device": the operator model's compulsory
+        bytes, the device-memory intensity, the memory-bound facts and the pages all read
+        it, so a machine that names two device levels is read the same way everywhere.
+        """
+        return next((level for level in self.memory if level.role == "device"), None)
 
 
 Statistic = Literal["median", "mean"]

@@ -9,22 +9,29 @@ FLOP/s is ``1 TFLOP/s``, never ``1000 GFLOP/s``. Two styles share the rounding:
 ``zeros=True`` (chart labels and tooltips) keeps them, so that every label shows its
 precision (``10.0 GB/s``, ``1.00 TFLOP/s``). None is ``n/a``; NaN and infinities are
 written as Python writes them (``nan B``, ``-inf s``).
+
+It is also the one home of the unit a precision's work is counted in (:func:`counts_ops`,
+:func:`work_unit`, :func:`rate_unit`): every layer, the charts included, reaches it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 __all__ = [
     "NO_PREFIX",
     "SI_PREFIXES",
     "TIME_PREFIXES",
+    "counts_ops",
     "fmt_frequency",
     "fmt_percent",
     "fmt_ratio",
     "fmt_si",
     "fmt_time",
+    "rate_unit",
+    "work_unit",
 ]
 
 #: (factor, prefix) pairs, largest first; the last one also takes every smaller value.
@@ -94,6 +101,31 @@ def fmt_percent(fraction: float | None) -> str:
 def fmt_ratio(ratio: float | None) -> str:
     """A ratio (a speed-up, a headroom): ``2.5`` -> ``2.50x``."""
     return "n/a" if ratio is None else f"{ratio:.2f}x"
+
+
+def counts_ops(precision: str) -> bool:
+    """Whether the work of ``precision`` is counted in operations (OP) rather than in
+    floating-point operations (FLOP).
+
+    Integer precisions (``int8``, ``int4``: every name that starts with ``int``) are OP,
+    and so is ``transcendental`` work (exp, rsqrt, sin on the special-function unit): one
+    such operation is not a floating-point operation of any precision, and the machine
+    schema states its peaks in OP/s. Every other precision (``fp64`` down to ``fp4``,
+    ``tf32``, ``bf16``) is FLOP. A ``-sparse`` suffix (2:4 sparse peaks) keeps the
+    unit of its precision.
+    """
+    base = precision.removesuffix("-sparse")
+    return base.startswith("int") or base == "transcendental"
+
+
+def work_unit(precision: str) -> Literal["OP", "FLOP"]:
+    """The unit of a count of ``precision``'s work: ``OP`` or ``FLOP`` (see :func:`counts_ops`)."""
+    return "OP" if counts_ops(precision) else "FLOP"
+
+
+def rate_unit(precision: str) -> Literal["OP/s", "FLOP/s"]:
+    """The unit of a rate of ``precision``'s work: ``OP/s`` or ``FLOP/s``."""
+    return "OP/s" if counts_ops(precision) else "FLOP/s"
 
 
 def _digits(x: float, digits: int, zeros: bool) -> str:

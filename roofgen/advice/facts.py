@@ -99,7 +99,8 @@ def _precision(kernel: Kernel | None, r: LaunchResult) -> str | None:
 
 
 def _device(machine: Machine) -> str | None:
-    return next((m.id for m in machine.memory if m.role == "device"), None)
+    level = machine.device_level
+    return None if level is None else level.id
 
 
 def _gain(time_s: float, seconds: Mapping[str, float], binding: str | None) -> Gain | None:
@@ -375,9 +376,12 @@ def variant_facts(case: CaseResult, vi: int, machine: Machine, comparison: CaseC
         _speedup_text(history, moved.speedup.value, moved.speedup.noise)
     if vi < len(case.variants) - 1 and case.variants[-1].binding != v.binding:
         history.add("moved-later")
-    device = {f"memory.{m.id}" for m in machine.memory if m.role == "device"}
     memory_bound = sum(
-        1 for r in v.launches if r.binding in device and r.klass in ("bound", "co-bound")
+        1
+        for r in v.launches
+        if r.binding is not None
+        and resource_class(r.binding, machine) == "memory.device"
+        and r.klass in ("bound", "co-bound")
     )
     e2e_share = v.time_s / v.end_to_end_s if v.end_to_end_s else None
     datasheet = v.efficiency_by_basis.get("datasheet")

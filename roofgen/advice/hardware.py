@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from roofgen.model import ComputeUnit, Machine
-from roofgen.units import fmt_ratio, fmt_si
+from roofgen.units import fmt_ratio, fmt_si, rate_unit
 
 __all__ = [
     "TENSOR_ADVANTAGE",
@@ -150,10 +150,9 @@ class FasterPrecision:
     speedup: float  # over the launch's binding peak
 
     def text(self) -> str:
-        unit = "OP/s" if self.precision.startswith("int") else "FLOP/s"
         return (
             f"{self.precision.upper()} on the {self.unit} "
-            f"({fmt_si(self.peak, unit)}, {fmt_ratio(self.speedup)})"
+            f"({fmt_si(self.peak, rate_unit(self.precision))}, {fmt_ratio(self.speedup)})"
         )
 
 

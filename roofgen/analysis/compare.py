@@ -252,9 +252,8 @@ def _device_intensity(r: LaunchResult, machine: Machine | None) -> float | None:
 
 
 def _device_level(machine: Machine | None) -> str | None:
-    if machine is None:
-        return None
-    return next((m.id for m in machine.memory if m.role == "device"), None)
+    level = None if machine is None else machine.device_level
+    return None if level is None else level.id
 
 
 def _variant_intensity(v: VariantResult, machine: Machine | None) -> float | None:

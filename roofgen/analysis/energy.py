@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from roofgen.analysis.bounds import dynamic_energy_j, level_bytes
-from roofgen.analysis.inputs import LaunchInputs, VariantInputs, device_level, floating_point_work
+from roofgen.analysis.inputs import LaunchInputs, VariantInputs, floating_point_work
 from roofgen.model import Machine, Measurement
 
 __all__ = ["POWER_AT_LIMIT", "EnergyResult", "StepEnergy", "energy_result", "power_limited"]
@@ -79,7 +79,7 @@ def energy_result(machine: Machine, m: Measurement) -> EnergyResult:
     pi0 = machine.power.constant_w if machine.power is not None else None
     constant = pi0 * t if pi0 is not None else None
     modelled = dynamic + constant if dynamic is not None and constant is not None else None
-    device = device_level(machine)
+    device = machine.device_level
     return EnergyResult(
         measured,
         dynamic,

@@ -32,25 +32,21 @@ def _model_bytes(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:
     model = ctx.result.model
     minimum = model.bytes_min if model is not None else None
     measured = ctx.launch.measurement.bytes or {}
-    if not minimum:
+    level = ctx.machine.device_level
+    if not minimum or level is None or level.id not in measured:
         return
-    for level in ctx.machine.memory:
-        if level.role != "device" or level.id not in measured:
-            continue
-        ratio = measured[level.id] / minimum
-        above, below = params.get("above"), params.get("below")
-        if (above is not None and ratio > float(above)) or (
-            below is not None and ratio < float(below)
-        ):
-            yield (
-                ("bytes", level.id),
-                {
-                    "level": level.name,
-                    "measured": fmt_si(measured[level.id], "B"),
-                    "minimum": fmt_si(minimum, "B"),
-                    "ratio": fmt_ratio(ratio),
-                },
-            )
+    ratio = measured[level.id] / minimum
+    above, below = params.get("above"), params.get("below")
+    if (above is not None and ratio > float(above)) or (below is not None and ratio < float(below)):
+        yield (
+            ("bytes", level.id),
+            {
+                "level": level.name,
+                "measured": fmt_si(measured[level.id], "B"),
+                "minimum": fmt_si(minimum, "B"),
+                "ratio": fmt_ratio(ratio),
+            },
+        )
 
 
 def _first_call(ctx: LaunchContext, params: dict[str, Any]) -> Iterator[Hit]:

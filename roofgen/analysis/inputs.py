@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Self, TypeVar
 
 from roofgen.analysis.bounds import Bounds, Thresholds
-from roofgen.model import Kernel, Launch, Machine, Measurement, MemoryLevel, Variant
+from roofgen.model import Kernel, Launch, Machine, Measurement, Variant
+from roofgen.units import counts_ops
 
 __all__ = [
     "LaunchInputs",
@@ -23,9 +24,7 @@ __all__ = [
     "VariantInputs",
     "VariantKind",
     "VariantKindT",
-    "device_level",
     "floating_point_work",
-    "is_integer_work",
     "work",
 ]
 
@@ -99,11 +98,6 @@ class VariantInputs:
         return result
 
 
-def is_integer_work(precision: str) -> bool:
-    """Integer and transcendental work counts in OP, the rest in FLOP."""
-    return precision.startswith("int") or precision == "transcendental"
-
-
 def work(m: Measurement, integer: bool) -> float | None:
     """Work of one call: FLOP (``integer`` False) or integer and transcendental OP (True);
     ``None`` without FLOP counts. A 2:4 sparse count is the dense-equivalent one."""
@@ -112,7 +106,7 @@ def work(m: Measurement, integer: bool) -> float | None:
     total = 0.0
     for by_precision in m.flops.values():
         for precision, amount in by_precision.items():
-            if is_integer_work(precision) == integer:
+            if counts_ops(precision) == integer:
                 total += amount
     return total
 
@@ -120,8 +114,3 @@ def work(m: Measurement, integer: bool) -> float | None:
 def floating_point_work(m: Measurement) -> float | None:
     """Floating-point work of one call (FLOP); ``None`` without FLOP counts."""
     return work(m, integer=False)
-
-
-def device_level(machine: Machine) -> MemoryLevel | None:
-    """The machine's device memory (HBM, GDDR, DRAM), if it states one."""
-    return next((level for level in machine.memory if level.role == "device"), None)

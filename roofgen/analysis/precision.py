@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from roofgen.analysis.bounds import Bounds, level_bytes
-from roofgen.analysis.inputs import LaunchInputs, device_level
+from roofgen.analysis.inputs import LaunchInputs
 from roofgen.model import Basis, Kernel, Launch, Machine, Measurement
 from roofgen.operators.models import KV_CACHE, operator_model
 
@@ -95,7 +95,7 @@ def precision_work(machine: Machine, m: Measurement) -> tuple[PrecisionWork, ...
     """Every unit and precision the launch has positive work on, by unit then precision."""
     if m.flops is None:
         return ()
-    device = device_level(machine)
+    device = machine.device_level
     moved = level_bytes(device, m) if device is not None else None
     t = m.time.value_s
     out = []

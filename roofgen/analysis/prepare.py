@@ -103,7 +103,7 @@ def _fill(
         flops = place_work(machine, kernel, model)
         if flops is not None:
             modelled.append("flops")
-    device = next((level for level in machine.memory if level.role == "device"), None)
+    device = machine.device_level
     minimum = model.bytes_min
     if device is not None and minimum is not None and device.id not in (m.bytes or {}):
         moved = {**(m.bytes or {}), device.id: minimum}

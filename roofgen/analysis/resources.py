@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from roofgen.analysis.bounds import dynamic_energy_j, level_bytes, resources
-from roofgen.analysis.inputs import LaunchInputs, is_integer_work
+from roofgen.analysis.inputs import LaunchInputs
 from roofgen.model import Machine, Measurement
 from roofgen.resources import why_unknown
-from roofgen.units import fmt_si
+from roofgen.units import counts_ops, fmt_si, work_unit
 
 __all__ = ["ResourceUse", "ResourceView", "resource_demand"]
 
@@ -54,9 +54,8 @@ def resource_demand(
     kind, _, ident = resource.partition(".")
     if kind == "compute":
         work = (m.flops or {}).get(ident, {})
-        ints = [p for p in work if is_integer_work(p)]
-        unit = "OP" if work and len(ints) == len(work) else "FLOP"
-        parts = [f"{p} {fmt_si(v, 'OP' if p in ints else 'FLOP')}" for p, v in work.items()]
+        unit = "OP" if work and all(counts_ops(p) for p in work) else "FLOP"
+        parts = [f"{p} {fmt_si(v, work_unit(p))}" for p, v in work.items()]
         return sum(work.values()), unit, f"{unit}/s", ", ".join(parts) if len(work) > 1 else ""
     if kind == "memory":
         level = machine.level(ident)

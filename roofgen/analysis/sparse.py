@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from roofgen.analysis.bounds import level_bytes
-from roofgen.analysis.inputs import LaunchInputs, device_level
+from roofgen.analysis.inputs import LaunchInputs
 from roofgen.model import Basis, Machine, Measurement
 
 __all__ = ["SparsePoint", "SparseResult", "sparse_points"]
@@ -60,7 +60,7 @@ def sparse_points(machine: Machine, m: Measurement, basis: Basis = "measured") -
     """One point pair per sparse precision of a launch that declares 2:4 sparsity."""
     if m.sparsity is None or m.flops is None:
         return []
-    device = device_level(machine)
+    device = machine.device_level
     moved = level_bytes(device, m) if device is not None else None
     out = []
     for unit_id, by_precision in sorted(m.flops.items()):

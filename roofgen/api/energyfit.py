@@ -22,7 +22,7 @@ from roofgen.analysis.energyfit import (
     fit_energy,
 )
 from roofgen.model import Case, Launch, Machine, Measurement
-from roofgen.units import fmt_frequency
+from roofgen.units import counts_ops, fmt_frequency
 
 if TYPE_CHECKING:
     from roofgen.pipeline import CheckResult
@@ -184,7 +184,7 @@ def _coefficient_text(c: Coefficient) -> tuple[str, str]:
         return f"{_number(c.value)} W", "power"
     if c.kind == "flop":
         precision = c.name.split("/", 1)[1]
-        if precision.startswith("int"):
+        if counts_ops(precision):
             return _pj(c.value, "OP"), "energy_per_op"
         return _pj(c.value, "FLOP"), "energy_per_flop"
     return _pj(c.value, "B"), "energy_per_byte"

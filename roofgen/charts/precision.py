@@ -32,7 +32,7 @@ from roofgen.charts.inputs import ChartKind
 from roofgen.charts.labels import Box, Plot, place, place_optional, text_width
 from roofgen.charts.roofline_inputs import Ceiling, PrecisionInput
 from roofgen.charts.vl import Spec, channel, expr, layer_chart, mark, title, unit
-from roofgen.units import fmt_si
+from roofgen.units import fmt_si, rate_unit
 
 CHART_KIND = "roofgen.precision-roofline"
 
@@ -59,17 +59,12 @@ UNIT_SHAPES: dict[str, str] = {
 }
 
 
-def work_unit(precision: str) -> str:
-    base = precision.removesuffix("-sparse")
-    return "OP/s" if base.startswith("int") or base == "transcendental" else "FLOP/s"
-
-
 def ceiling_text(c: Ceiling) -> str:
     """``BF16/FP16 312 TFLOP/s``, ``INT8 sparse 1.25 POP/s``; ``(measured)`` for a measured
     ceiling (the others are datasheet values)."""
     sparse = " sparse" if c.sparse and "sparse" not in c.label.lower() else ""
     suffix = " (measured)" if c.basis == "measured" else ""
-    return f"{c.label}{sparse} {fmt_si(c.value, work_unit(c.precision), zeros=True)}{suffix}"
+    return f"{c.label}{sparse} {fmt_si(c.value, rate_unit(c.precision), zeros=True)}{suffix}"
 
 
 #: Dash pattern per kind of peak: measured solid, datasheet dashed; sparse ones dotted.
@@ -207,8 +202,8 @@ def _chart(inp: PrecisionInput, width: int, height: int) -> dict[str, Any]:
             "launch": p.key.label,
             "case": p.key.case,
             "what": f"{p.unit_name} {p.precision.upper()}",
-            "rate": fmt_si(p.rate, work_unit(p.precision), zeros=True),
-            "peak": fmt_si(p.peak, work_unit(p.precision), zeros=True),
+            "rate": fmt_si(p.rate, rate_unit(p.precision), zeros=True),
+            "peak": fmt_si(p.peak, rate_unit(p.precision), zeros=True),
             "of_peak": f"{p.rate / p.peak:.1%}",
             "share": f"{p.unit_time_share:.1%} of the measured time",
         }

@@ -28,6 +28,7 @@ from roofgen.importers.ncu_csv import Launch, Metric
 from roofgen.importers.ncu_derived import Derived, Figure, MachineView
 from roofgen.importers.ncu_table import SECTION_LABELS
 from roofgen.importers.ncu_traffic import derive_traffic
+from roofgen.units import work_unit
 
 __all__ = ["Derived", "Figure", "MachineView", "collect_command", "derive", "time_and_clock"]
 
@@ -293,7 +294,7 @@ def _tensor_flops(launch: Launch, machine: MachineView, out: Derived) -> None:
             if total:
                 out.warnings.append(f"tensor ops of source type {src!r} have no roofgen precision")
             continue
-        unit = "OP" if src.startswith("int") else "FLOP"
+        unit = work_unit(src)
         origin = " + ".join(_shown(n, metrics[n]) for n in chosen)
         _place(out, machine, "tensor", src, Figure(total, unit, origin))  # 0: collected, zero
     if by_src:

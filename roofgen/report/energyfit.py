@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from roofgen.analysis.energyfit import CONSTANT, Coefficient, EnergyFit, Residual
-from roofgen.units import fmt_frequency, fmt_percent
+from roofgen.units import fmt_frequency, fmt_percent, work_unit
 
 __all__ = ["fit_json", "fit_text"]
 
@@ -17,14 +17,14 @@ def _label(c: Coefficient) -> str:
         return "constant power"
     if c.kind == "flop":
         unit, precision = c.name.split("/", 1)
-        return f"{precision} {'OP' if precision.startswith('int') else 'FLOP'} on {unit}"
+        return f"{precision} {work_unit(precision)} on {unit}"
     return f"byte at {c.name}"
 
 
 def _value(c: Coefficient, x: float) -> str:
     if c.key == CONSTANT:
         return f"{x:.4g} W"
-    per = "B" if c.kind == "byte" else ("OP" if c.name.split("/")[-1].startswith("int") else "FLOP")
+    per = "B" if c.kind == "byte" else work_unit(c.name.split("/")[-1])
     return f"{x * 1e12:.4g} pJ/{per}"
 
 

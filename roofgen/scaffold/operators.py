@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from roofgen.units import work_unit
+
 __all__ = ["ALIASES", "OPERATORS", "TODO", "guess_operator", "model_work"]
 
 #: What a value only a measurement can give is written as (the schema refuses it).
@@ -62,19 +64,19 @@ def model_work(
     if model is None:
         return {}
     parts = [
-        (model.matrix_flop, model.matrix_precision, True, "FLOP"),
-        (model.vector_flop, model.vector_precision, False, "FLOP"),
-        (model.transcendental_op, "transcendental", False, "OP"),
+        (model.matrix_flop, model.matrix_precision, True),
+        (model.vector_flop, model.vector_precision, False),
+        (model.transcendental_op, "transcendental", False),
     ]
     out: dict[str, dict[str, str]] = {}
-    for amount, precision, matrix, what in parts:
+    for amount, precision, matrix in parts:
         if amount <= 0 or precision is None:
             continue
         fits = [(u, k) for u, k, precisions in units if precision in precisions]
         preferred = [u for u, k in fits if (k == "tensor") == matrix]
         chosen = preferred or [u for u, _ in fits]
         if chosen:
-            out.setdefault(chosen[0], {})[precision] = f"{_sci(amount)} {what}"
+            out.setdefault(chosen[0], {})[precision] = f"{_sci(amount)} {work_unit(precision)}"
     return out
 
 

@@ -27,6 +27,7 @@ from roofgen.charts.kinds import ChartInput, build_chart
 from roofgen.files import write_cache_entry
 from roofgen.model import ComputeUnit, Machine, Roof
 from roofgen.site.renderers import Renderers
+from roofgen.units import counts_ops
 from roofgen.version import versions
 
 __all__ = [
@@ -34,7 +35,6 @@ __all__ = [
     "ChartStore",
     "case_chart_inputs",
     "chart_digest",
-    "is_float_precision",
     "kernel_chart_input",
     "machine_chart_input",
     "machine_roofs",
@@ -44,12 +44,6 @@ __all__ = [
 BASIS_ORDER = ("measured", "datasheet")
 SUBTITLE = "Measured roofs solid, datasheet roofs dashed"
 Progress = Callable[[int, int], None]
-
-
-def is_float_precision(precision: str) -> bool:
-    """Floating-point precisions are drawn; integer and transcendental OP/s are not."""
-    base = precision.removesuffix("-sparse")
-    return not (base.startswith("int") or base == "transcendental")
 
 
 def precision_label(precision: str) -> str:
@@ -105,16 +99,15 @@ def machine_roofs(
     machine: Machine, used: Mapping[str, Iterable[str]] | None = None
 ) -> tuple[RoofLine, ...]:
     """Roofs of ``machine``: compute peaks (of ``used`` unit -> precisions, or every
-    dense floating-point peak), their sub-ceilings, and every memory level."""
+    dense floating-point peak), their sub-ceilings, and every memory level. Peaks counted
+    in OP/s (integer, transcendental) are not drawn: the chart's axis is FLOP/s."""
     roofs: list[RoofLine] = []
     for unit in machine.compute:
         if used is None:
-            precisions = [
-                p for p in unit.peaks if is_float_precision(p) and not p.endswith("-sparse")
-            ]
+            precisions = [p for p in unit.peaks if not counts_ops(p) and not p.endswith("-sparse")]
         else:
             wanted = set(used.get(unit.id, ()))
-            precisions = [p for p in unit.peaks if p in wanted and is_float_precision(p)]
+            precisions = [p for p in unit.peaks if p in wanted and not counts_ops(p)]
         if precisions:
             roofs += _unit_roofs(unit, precisions, include_ceilings=True)
     for level in machine.memory:

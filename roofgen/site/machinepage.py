@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 from roofgen.analysis.analyse import Analysis
 from roofgen.model import Machine, Roof
-from roofgen.site.charts import is_float_precision, machine_chart_input, precision_label
+from roofgen.site.charts import machine_chart_input, precision_label
 from roofgen.site.listing import CaseListing
 from roofgen.site.pagetypes import ChartSlot, MachinePage, RoofRow, machine_path
 from roofgen.site.sections import machine_sections
-from roofgen.units import fmt_frequency, fmt_si, fmt_time
+from roofgen.units import fmt_frequency, fmt_si, fmt_time, rate_unit, work_unit
 
 __all__ = ["machine_page"]
 
@@ -33,10 +33,8 @@ def _machine_roofs(m: Machine) -> list[RoofRow]:
     rows = []
     for u in m.compute:
         for precision, roof in u.peaks.items():
-            unit = "FLOP/s" if is_float_precision(precision) else "OP/s"
-            rows.append(
-                _roof_row(f"compute.{u.id}", u.name, precision_label(precision), roof, unit)
-            )
+            label, unit = precision_label(precision), rate_unit(precision)
+            rows.append(_roof_row(f"compute.{u.id}", u.name, label, roof, unit))
         for ceiling in u.ceilings:
             rows.append(
                 _roof_row(
@@ -44,7 +42,7 @@ def _machine_roofs(m: Machine) -> list[RoofRow]:
                     ceiling.name,
                     f"sub-ceiling, {precision_label(ceiling.precision)}",
                     ceiling.value,
-                    "FLOP/s",
+                    rate_unit(ceiling.precision),
                 )
             )
     for level in m.memory:
@@ -99,8 +97,9 @@ def machine_page(m: Machine, analysis: Analysis, cases: Sequence[CaseListing]) -
         for precision in u.peaks:
             key = f"compute.{u.id}.{precision}"
             by_level = result.ridge_flop_per_byte.get(key, {})
+            per_byte = f"{work_unit(precision)}/B"  # an OP/s peak over B/s is OP/B
             values = tuple(
-                fmt_si(by_level[level.id], "FLOP/B") if level.id in by_level else "n/a"
+                fmt_si(by_level[level.id], per_byte) if level.id in by_level else "n/a"
                 for level in m.memory
             )
             ridges.append((f"{u.name} {precision_label(precision)}", values))

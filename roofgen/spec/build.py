@@ -28,6 +28,7 @@ from roofgen.model import (
     Variant,
 )
 from roofgen.spec.quantity import parse_quantity as q
+from roofgen.units import counts_ops
 
 
 def _opt(value: Any, dimension: str) -> float | None:
@@ -35,11 +36,10 @@ def _opt(value: Any, dimension: str) -> float | None:
 
 
 def precision_dimension(precision: str, count: bool) -> str:
-    base = precision.removesuffix("-sparse")
-    integer = base.startswith("int") or base == "transcendental"
+    ops = counts_ops(precision)
     if count:
-        return "op" if integer else "flop"
-    return "op_rate" if integer else "flop_rate"
+        return "op" if ops else "flop"
+    return "op_rate" if ops else "flop_rate"
 
 
 def roof(value: Any, dimension: str, clock_hz: float | None = None) -> Roof:
@@ -151,7 +151,7 @@ def _unit(u: dict[str, Any], sm_clock: float) -> ComputeUnit:
 
 def _energy_per_flop(by_precision: dict[str, Any]) -> dict[str, float]:
     return {
-        p: q(v, "energy_per_op" if p.startswith("int") else "energy_per_flop")
+        p: q(v, "energy_per_op" if counts_ops(p) else "energy_per_flop")
         for p, v in by_precision.items()
     }
 

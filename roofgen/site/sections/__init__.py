@@ -16,7 +16,7 @@ from roofgen.analysis.analyse import CaseResult, MachineResult
 from roofgen.analysis.bounds import Thresholds
 from roofgen.charts.roofline_inputs import PrecisionInput
 from roofgen.model import Machine
-from roofgen.site.sections.base import Section, Table, device_level, precision_name, slot, work_unit
+from roofgen.site.sections.base import Section, Table, precision_name, slot
 from roofgen.site.sections.communication import comm_section
 from roofgen.site.sections.energy import energy_section
 from roofgen.site.sections.instruction import (
@@ -28,7 +28,7 @@ from roofgen.site.sections.precision import machine_ceilings, precision_section
 from roofgen.site.sections.resources import resource_section
 from roofgen.site.sections.runtime import runtime_section
 from roofgen.site.sections.sparse import sparse_section
-from roofgen.units import fmt_si, fmt_time
+from roofgen.units import fmt_si, fmt_time, work_unit
 
 #: The section of each roofline kind, in page order: ``(case, machine, names, n)`` (the
 #: resources' display names; the machine's number on the page) -> the section, or
@@ -88,7 +88,7 @@ def machine_sections(result: MachineResult) -> tuple[Section, ...]:
     machine = result.machine
     out = []
     title = f"Compute ceilings of {machine.name}"
-    device = device_level(machine)
+    device = machine.device_level
     precision = PrecisionInput(
         title,
         "Every precision on every unit (tensor cores unless a unit is named); the legend "

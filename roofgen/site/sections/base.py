@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from roofgen.analysis.analyse import CaseResult, LaunchResult, VariantResult
 from roofgen.charts.kinds import ChartInput
 from roofgen.charts.roofline_inputs import LaunchKey
-from roofgen.model import Kernel, Launch, Machine, MemoryLevel
+from roofgen.model import Kernel, Launch
 from roofgen.site.pagetypes import ChartSlot
 
 
@@ -67,15 +67,6 @@ def slot(key: str, spec_id: str, caption: str, inp: ChartInput) -> ChartSlot:
     return ChartSlot(key=key, spec_id=spec_id, caption=caption, input=inp)
 
 
-def device_level(machine: Machine) -> MemoryLevel | None:
-    return next((lvl for lvl in machine.memory if lvl.role == "device"), None)
-
-
 def precision_name(precision: str) -> str:
     base, sparse, _ = precision.partition("-sparse")
     return base.upper() + (" sparse" if sparse else "")
-
-
-def work_unit(precision: str) -> str:
-    base = precision.removesuffix("-sparse")
-    return "OP" if base.startswith("int") or base == "transcendental" else "FLOP"

@@ -20,9 +20,8 @@ from roofgen.site.sections.base import (
     launch_items,
     precision_name,
     slot,
-    work_unit,
 )
-from roofgen.units import fmt_si, fmt_time
+from roofgen.units import fmt_si, fmt_time, work_unit
 
 
 def comm_section(

@@ -16,19 +16,17 @@ from roofgen.site.sections.base import (
     Item,
     Section,
     Table,
-    device_level,
     launch_items,
     slot,
-    work_unit,
 )
-from roofgen.units import fmt_frequency, fmt_si
+from roofgen.units import fmt_frequency, fmt_si, work_unit
 
 
 def energy_model(machine: Machine, precision: str) -> EnergyModel | None:
     """The energy roofline's coefficients for ``precision`` at device memory, if the machine
     states them all (energy per FLOP and per byte, constant power)."""
     power = machine.power
-    device = device_level(machine)
+    device = machine.device_level
     if power is None or device is None:
         return None
     units = [u for u in machine.compute if precision in u.peaks]

@@ -17,7 +17,6 @@ from roofgen.site.sections.base import (
     Item,
     Section,
     Table,
-    device_level,
     launch_items,
     precision_name,
     slot,
@@ -224,7 +223,7 @@ def precision_section(
             )
     if not points and not rows:
         return None
-    device = device_level(machine)
+    device = machine.device_level
     title = f"Precision roofline of {case.case.title} on {machine.name}"
     used = used_precisions(items)
     special = "transcendental"

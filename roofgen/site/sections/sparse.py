@@ -14,7 +14,6 @@ from roofgen.model import Machine
 from roofgen.site.sections.base import (
     Section,
     Table,
-    device_level,
     launch_items,
     precision_name,
     slot,
@@ -29,7 +28,7 @@ def sparse_section(
     items = [i for i in launch_items(case, machine.id) if i.launch.measurement.sparsity is not None]
     if not items:
         return None
-    device = device_level(machine)
+    device = machine.device_level
     points = []
     rows = []
     units: dict[str, set[str]] = {}

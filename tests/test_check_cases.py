@@ -14,11 +14,16 @@ from pathlib import Path
 import pytest
 
 from roofgen.cli import main
+from roofgen.commands.progress import Ticker
 
 CASES = Path(__file__).parent / "cases"
 SUMMARY = re.compile(
     r"^(\d+) file\(s\) checked: (\d+) error\(s\), \d+ warning\(s\), \d+ note\(s\)$"
 )
+# Off a terminal, a check that outlasts the progress interval (10 s: a loaded machine,
+# tracemalloc) writes ``check: checking specs, 10 s`` before its report
+# (commands/progress.py).
+PROGRESS = re.compile(r"^check: (checking specs, )?\d+ s$")
 
 MEMORY_BOUND = 256 * 1024**2  # bytes of Python allocations a check of one folder may peak at
 
@@ -61,16 +66,27 @@ def _check(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
     return status, out, err
 
 
+def _report(err: str) -> list[str]:
+    """The lines of ``check``'s report: ``err`` less the progress lines written before it."""
+    lines = err.splitlines()
+    while lines and PROGRESS.match(lines[0]):
+        lines.pop(0)
+    return lines
+
+
 # A guard against a hang (an alias bomb expanding without end), not a speed test: a
 # quadratic alias bomb is refused in well under a second alone and must still pass on a
 # loaded machine.
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("folder", _folders("invalid", KNOWN_BAD_INVALID))
 def test_invalid(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    _assert_invalid(folder, *_check(folder, monkeypatch, capsys))
+
+
+def _assert_invalid(folder: Path, status: int, out: str, err: str) -> None:
     expected = (folder / "expected.txt").read_text(encoding="utf-8").splitlines()
     assert expected, "expected.txt lists no error"
-    status, out, err = _check(folder, monkeypatch, capsys)
-    lines = err.splitlines()
+    lines = _report(err)
     summaries = [m for m in map(SUMMARY.match, lines) if m]
     errors = [line for line in lines if not SUMMARY.match(line)]
     assert errors == expected
@@ -93,6 +109,24 @@ def test_valid(folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
     assert match.group(2) == "0"
     spec_files = list(folder.glob("*.yaml"))
     assert int(match.group(1)) == len(spec_files)
+
+
+def test_a_progress_line_before_the_report_leaves_it_exact(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A check that outlasts the progress interval (an alias bomb on a loaded machine)
+    writes a progress line first; the report after it is still compared word for word."""
+    stop = Ticker.stop
+
+    def stop_after_a_line(ticker: Ticker) -> None:  # as if the check took 10 s
+        ticker.tick()
+        stop(ticker)
+
+    monkeypatch.setattr(Ticker, "stop", stop_after_a_line)
+    folder = CASES / "invalid" / "alias-bomb-quadratic"
+    status, out, err = _check(folder, monkeypatch, capsys)
+    assert re.fullmatch(r"check: checking specs, \d+ s", err.splitlines()[0]), err
+    _assert_invalid(folder, status, out, err)
 
 
 def test_at_least_150_invalid_folders() -> None:

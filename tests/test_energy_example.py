@@ -16,14 +16,18 @@ case's launches; none is read from roofgen's output.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 import pytest
-from scipy.optimize import nnls
 
 from roofgen.api import check
 from roofgen.model import Machine, Measurement
 from roofgen.pipeline import CheckResult
+
+# numpy and scipy are imported where the fit runs: importing them costs about 0.7 s of
+# CPU, which every collection of the suite would pay.
+if TYPE_CHECKING:
+    import numpy as np
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 FITTED = "h200-fp32-power"
@@ -102,6 +106,9 @@ def test_intensity_of_the_published_rows_means_float():
 def _nnls_fit(launches: list[Measurement]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Power = e_flop x FLOP/s + e_byte x B/s + constant, by NNLS over columns scaled by
     their largest value. Returns (e_flop, e_byte, constant), the design matrix and power."""
+    import numpy as np
+    from scipy.optimize import nnls
+
     a = np.array(
         [
             [m.flops["fp32"]["fp32"] / m.time.value_s, m.bytes["hbm"] / m.time.value_s, 1.0]  # type: ignore[index]
@@ -115,6 +122,8 @@ def _nnls_fit(launches: list[Measurement]) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def test_machine_coefficients_reproduced_by_nnls(checked: CheckResult):
+    import numpy as np
+
     fitted = _launches(checked, FITTED)
     assert len(fitted) == 12
     coef, a, y = _nnls_fit(fitted)

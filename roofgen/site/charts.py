@@ -26,6 +26,7 @@ from roofgen.charts import ChartPoint, RoofLine, RooflineInput
 from roofgen.charts.kinds import ChartInput, build_chart
 from roofgen.files import write_cache_entry
 from roofgen.model import ComputeUnit, Machine, Roof
+from roofgen.report.chartinputs import launch_points
 from roofgen.site.renderers import Renderers
 from roofgen.units import counts_ops
 from roofgen.version import versions
@@ -170,30 +171,19 @@ def _points(case: CaseResult, machine: Machine, names: Mapping[str, str]) -> tup
         for launch in variant.launches:
             seen[launch.kernel] = seen.get(launch.kernel, 0) + 1
             for r, label, order, shape in _shown(launch, seen[launch.kernel]):
-                if not r.achieved_flop_per_s or r.achieved_flop_per_s <= 0:
-                    continue
-                for level in machine.memory:
-                    intensity = r.intensity_flop_per_byte.get(level.id)
-                    if not intensity or intensity <= 0:
-                        continue
-                    points.append(
-                        ChartPoint(
-                            case=case.case.id,
-                            kernel=r.kernel,
-                            variant=variant.variant,
-                            level=level.name,
-                            level_role=level.role,
-                            intensity_flop_per_byte=intensity,
-                            flop_per_s=r.achieved_flop_per_s,
-                            efficiency=r.efficiency,
-                            klass=r.klass,
-                            binding=names.get(r.binding, r.binding) if r.binding else None,
-                            launch=label,
-                            sweep_index=order,
-                            shape=shape,
-                            **_spread(r),
-                        )
-                    )
+                binding = names.get(r.binding, r.binding) if r.binding else None
+                points += launch_points(
+                    r,
+                    machine,
+                    case=case.case.id,
+                    kernel=r.kernel,
+                    variant=variant.variant,
+                    binding=binding,
+                    launch=label,
+                    sweep_index=order,
+                    shape=shape,
+                    **_spread(r),
+                )
     return tuple(points)
 
 

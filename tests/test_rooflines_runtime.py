@@ -103,10 +103,15 @@ def test_runtime_floor_of_a_step():
     machine = specs.machines["m"]
     variant = specs.cases[0].variants[0]
     floor = runtime_floor(
-        machine, variant, [launch_bounds(machine, x) for x in variant.launches], Thresholds()
+        machine,
+        variant,
+        [launch_bounds(machine, x) for x in variant.launches],
+        Thresholds(),
+        641e-6,  # one call of 641 us: the step's time
     )
     assert floor is not None
     assert (floor.launches, floor.syncs, floor.mechanisms) == (200, 1, ("stream",))
     assert floor.floor_s == pytest.approx(608e-6)
     assert floor.by_mechanism == pytest.approx({"stream": 608e-6, "graph": 208e-6, "pdl": 128e-6})
     assert floor.launch_bound
+    assert floor.time_s == 641e-6

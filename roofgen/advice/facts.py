@@ -176,23 +176,17 @@ def _position(index: int, count: int) -> set[str]:
 # Launches are paired across variants by (kernel, occurrence of that kernel). The
 # index of a variant is built once and kept while the variant is in use: asked per
 # launch, a linear scan made a variant of n launches cost O(n^3).
-_INDEX: dict[int, tuple[VariantResult, list[tuple[str, int]], dict[tuple[str, int], LaunchResult]]]
-_INDEX = {}
+_INDEX: dict[int, tuple[VariantResult, dict[tuple[str, int], LaunchResult]]] = {}
 
 
-def _index(v: VariantResult) -> tuple[list[tuple[str, int]], dict[tuple[str, int], LaunchResult]]:
+def _index(v: VariantResult) -> dict[tuple[str, int], LaunchResult]:
     hit = _INDEX.get(id(v))
     if hit is None or hit[0] is not v:  # holding v keeps its id from being reused
-        seen: dict[str, int] = {}
-        keys = []
-        for r in v.launches:
-            seen[r.kernel] = seen.get(r.kernel, 0) + 1
-            keys.append((r.kernel, seen[r.kernel]))
         if len(_INDEX) >= 64:
             _INDEX.clear()
-        hit = (v, keys, dict(zip(keys, v.launches, strict=True)))
+        hit = (v, {(r.kernel, r.occurrence): r for r in v.launches})
         _INDEX[id(v)] = hit
-    return hit[1], hit[2]
+    return hit[1]
 
 
 def forget_variants() -> None:
@@ -202,12 +196,8 @@ def forget_variants() -> None:
     _INDEX.clear()
 
 
-def _occurrence(v: VariantResult, index: int) -> tuple[str, int]:
-    return _index(v)[0][index]
-
-
 def _find(v: VariantResult, key: tuple[str, int]) -> LaunchResult | None:
-    return _index(v)[1].get(key)
+    return _index(v).get(key)
 
 
 def _later(
@@ -217,7 +207,7 @@ def _later(
     if vi == len(case.variants) - 1:
         return set(), "n/a"
     latest = case.variants[-1]
-    match = _find(latest, _occurrence(case.variants[vi], r.index))
+    match = _find(latest, (r.kernel, r.occurrence))
     if match is None:
         return {"moved-later", "replaced-later"}, (
             f"{latest.variant} has no launch of {r.kernel} (its work moved to other kernels)"

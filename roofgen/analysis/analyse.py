@@ -47,6 +47,7 @@ class LaunchResult:
     variant: str
     machine: str
     index: int  # position in the variant
+    occurrence: int  # the how-manyth launch of its kernel in the variant (from 1)
     calls: int
     time_s: float  # time of one call: the median, or the mean (``time_statistic``)
     flop: float | None  # floating-point work of one call (FLOP)
@@ -109,7 +110,7 @@ class VariantResult:
     variant: str
     machine: str
     launches: tuple[LaunchResult, ...]
-    time_s: float  # sum over launches of calls x median
+    time_s: float  # the step's time: its inputs' (calls x median, summed over launches)
     lower_bound_s: float | None  # sum of the launches' bounds (launches run in order)
     serial_bound_s: float | None
     bound_s: dict[str, float]  # per resource, summed over launches x calls
@@ -129,6 +130,8 @@ class VariantResult:
     facts: tuple[str, ...] = ()  # launch-bound: the step's launch costs nearly fill its time
     # binding resource -> fraction of the step's bound time in the launches it binds
     binding_shares: dict[str, float] = field(default_factory=dict)
+    # kernel -> its time per step: calls x time of one call, summed over its launches
+    kernel_time_s: dict[str, float] = field(default_factory=dict)
 
     def get(self, kind: type[VariantKindT]) -> VariantKindT:
         """This step's result of the roofline ``kind`` (e.g. ``RuntimeResult``)."""
@@ -236,7 +239,6 @@ def variant_result(
 ) -> VariantResult:
     prepared = [prepare(machine, case.kernel(x.kernel), x) for x in variant.launches]
     variant = replace(variant, launches=tuple(p.launch for p in prepared))
-    time_s = sum(x.calls * x.measurement.time.value_s for x in variant.launches)
     per_basis = {
         b: [launch_bounds(machine, x, b, _units(case, x.kernel)) for x in variant.launches]
         for b in BASES
@@ -252,8 +254,11 @@ def variant_result(
         ),
         t,
     )
+    time_s = inputs.time_s
+    numbers = _occurrences(variant)
     results = tuple(
-        launch_result(case, variant, i, x, t, time_s) for i, x in enumerate(inputs.launches)
+        launch_result(case, variant, i, x, t, time_s, numbers[i])
+        for i, x in enumerate(inputs.launches)
     )
     results = tuple(_attach(r, p, case, variant, t) for r, p in zip(results, prepared, strict=True))
     calls = [x.calls for x in variant.launches]
@@ -322,6 +327,7 @@ def variant_result(
         inputs=inputs,
         facts=facts,
         binding_shares=ranking.shares,
+        kernel_time_s=_kernel_times(results),
     )
 
 
@@ -349,6 +355,7 @@ def _attach(
                     ),
                     t,
                     point.launch.calls * point.launch.measurement.time.value_s,
+                    r.occurrence,
                 ),
                 model=point.model,
                 modelled=point.modelled,
@@ -365,6 +372,25 @@ def _attach(
         bytes_b=dict(p.launch.measurement.bytes or {}),
         sweep=points,
     )
+
+
+def _occurrences(variant: Variant) -> list[int]:
+    """Each launch's number among the launches of its kernel (from 1, in launch order):
+    launches are paired across variants, and named on the site, by (kernel, number)."""
+    seen: dict[str, int] = {}
+    numbers = []
+    for x in variant.launches:
+        seen[x.kernel] = seen.get(x.kernel, 0) + 1
+        numbers.append(seen[x.kernel])
+    return numbers
+
+
+def _kernel_times(results: tuple[LaunchResult, ...]) -> dict[str, float]:
+    """Each kernel's time per step: calls x time of one call over its launches, in order."""
+    times: dict[str, float] = {}
+    for r in results:
+        times[r.kernel] = times.get(r.kernel, 0.0) + r.calls * r.time_s
+    return times
 
 
 def _units(case: Case, kernel_id: str) -> tuple[str, ...]:
@@ -387,6 +413,7 @@ def launch_result(
     inputs: LaunchInputs,
     t: Thresholds,
     variant_time_s: float,
+    occurrence: int,
 ) -> LaunchResult:
     launch, machine, bounds = inputs.launch, inputs.machine, inputs.bounds
     datasheet = inputs.datasheet
@@ -423,6 +450,7 @@ def launch_result(
         variant=variant.id,
         machine=machine.id,
         index=index,
+        occurrence=occurrence,
         calls=launch.calls,
         time_s=time_s,
         flop=flop,

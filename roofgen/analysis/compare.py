@@ -19,7 +19,7 @@ the chart, and the end-to-end projection by Amdahl's law. Pure.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
@@ -220,6 +220,9 @@ class CaseComparison:
     variants: tuple[VariantComparison, ...]  # every variant after the baseline
     end_to_end: tuple[EndToEnd, ...]
     tolerance: float = E2E_TOLERANCE  # measured and projected end-to-end speedups agree within
+    # (variant, kernel) -> the kernel's time per step in the first variant that launches it
+    # over its time in this variant (1 in that first variant)
+    kernel_speedups: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
     def variant(self, variant_id: str) -> VariantComparison | None:
         return self._by_id.get(variant_id)
@@ -235,15 +238,6 @@ class CaseComparison:
 
 
 # --------------------------------------------------------------------------- building
-
-
-def _occurrences(launches: Sequence[Launch]) -> list[tuple[str, int]]:
-    seen: dict[str, int] = {}
-    keys = []
-    for x in launches:
-        seen[x.kernel] = seen.get(x.kernel, 0) + 1
-        keys.append((x.kernel, seen[x.kernel]))
-    return keys
 
 
 def _device_intensity(r: LaunchResult, machine: Machine | None) -> float | None:
@@ -307,9 +301,9 @@ def _launches(
 ) -> tuple[LaunchComparison | None, ...]:
     base_launches = by_id[base.variant].launches
     new_launches = by_id[new.variant].launches
-    where = {key: i for i, key in enumerate(_occurrences(base_launches))}
+    where = {(r.kernel, r.occurrence): i for i, r in enumerate(base.launches)}
     out: list[LaunchComparison | None] = []
-    for j, key in enumerate(_occurrences(new_launches)):
+    for j, key in enumerate((r.kernel, r.occurrence) for r in new.launches):
         i = where.get(key)
         if i is None:
             out.append(None)
@@ -473,4 +467,17 @@ def compare_case(case: CaseResult, machines: Mapping[str, Machine] | None = None
         end = _end_to_end(case.case, base, v, comparison)
         if end is not None:
             ends.append(end)
-    return CaseComparison(case.case.id, base.variant, variants, tuple(ends))
+    return CaseComparison(
+        case.case.id, base.variant, variants, tuple(ends), kernel_speedups=_kernel_speedups(case)
+    )
+
+
+def _kernel_speedups(case: CaseResult) -> dict[tuple[str, str], float]:
+    """Each kernel's speedup in each variant that launches it, against the first variant
+    that does (the case's baseline, unless the kernel is new in a later variant)."""
+    first: dict[str, float] = {}
+    out: dict[tuple[str, str], float] = {}
+    for v in case.variants:
+        for kernel, time_s in v.kernel_time_s.items():
+            out[(v.variant, kernel)] = first.setdefault(kernel, time_s) / time_s
+    return out

@@ -153,6 +153,6 @@ class StepEnergy:
             _per_step(calls, [e.measured_j for e in energies]),
             _per_step(calls, [e.modelled_j for e in energies]),
             sum(c * (e.flop or 0.0) for c, e in zip(calls, energies, strict=True)),
-            sum(x.calls * x.measurement.time.value_s for x in launches),
+            inputs.time_s,
             tuple(x.kernel for x, e in zip(launches, energies, strict=True) if e.power_limited),
         )

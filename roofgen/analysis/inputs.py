@@ -11,6 +11,7 @@ costs nothing and a kind read twice (the site, the JSON, the facts) is computed 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol, Self, TypeVar
 
 from roofgen.analysis.bounds import Bounds, Thresholds
@@ -88,6 +89,13 @@ class VariantInputs:
     variant: Variant
     launches: tuple[LaunchInputs, ...]
     thresholds: Thresholds
+
+    @cached_property
+    def time_s(self) -> float:
+        """The step's measured time (s): calls x the time of one call, summed over the
+        launches in order. Its one home: the variant's result, its runtime floor and its
+        energy read it here."""
+        return sum(x.calls * x.measurement.time.value_s for x in self.variant.launches)
 
     def get(self, kind: type[VariantKindT]) -> VariantKindT:
         """The result of ``kind`` for this step, computed on first use."""

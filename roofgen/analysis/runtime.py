@@ -53,10 +53,11 @@ def launch_floor_s(bounds: list[Bounds], calls: list[int]) -> float | None:
 
 
 def runtime_floor(
-    machine: Machine, variant: Variant, bounds: list[Bounds], t: Thresholds
+    machine: Machine, variant: Variant, bounds: list[Bounds], t: Thresholds, time_s: float
 ) -> RuntimeFloor | None:
-    """The runtime floor of ``variant``'s step (``bounds``: each launch's, in order);
-    ``None`` when the machine states no launch costs."""
+    """The runtime floor of ``variant``'s step (``bounds``: each launch's, in order;
+    ``time_s``: the step's measured time, :attr:`VariantInputs.time_s`); ``None`` when the
+    machine states no launch costs."""
     rt = machine.runtime
     if rt is None:
         return None
@@ -66,9 +67,6 @@ def runtime_floor(
     )
     syncs = sum(
         c * (x.measurement.syncs or 0) for c, x in zip(calls, variant.launches, strict=True)
-    )
-    time_s = sum(
-        c * x.measurement.time.value_s for c, x in zip(calls, variant.launches, strict=True)
     )
     floor = launch_floor_s(bounds, calls)
     sync_s = syncs * (rt.sync_overhead_s or 0.0)
@@ -99,6 +97,7 @@ class RuntimeResult:
                 inputs.variant,
                 [x.bounds for x in inputs.launches],
                 inputs.thresholds,
+                inputs.time_s,
             ),
             any(
                 x.measurement.launches is not None or x.measurement.syncs is not None

@@ -68,7 +68,8 @@ class VariantExplanation:
     variant: VariantResult
     launches: tuple[LaunchExplanation, ...]
     kernel_time_s: float  # this kernel's time per step (calls x median, summed)
-    speedup_vs_first: float | None  # the first variant's kernel time / this one's
+    # the kernel's time in the first variant that launches it / this one's
+    speedup_vs_first: float | None
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ def explain(
             raise ExplainError(f"case {case_id!r} has no variant {variant!r} (variants: {known})")
     out: list[VariantExplanation] = []
     absent: list[str] = []
-    first_time: float | None = None
+    speedups = case.comparison.kernel_speedups
     for v in variants:
         index = [i for i, x in enumerate(case.variants) if x is v][0]
         spec_variant = case.case.variants[index]
@@ -127,9 +128,11 @@ def explain(
         launches = tuple(
             _launch(r, machine, spec_variant.launches[r.index], names, advice) for r in mine
         )
-        kernel_time = sum(r.calls * r.time_s for r in mine)
-        first_time = kernel_time if first_time is None else first_time
-        out.append(VariantExplanation(v, launches, kernel_time, first_time / kernel_time))
+        out.append(
+            VariantExplanation(
+                v, launches, v.kernel_time_s[kernel], speedups.get((v.variant, kernel))
+            )
+        )
     if variant is not None and not out:
         raise ExplainError(f"variant {variant!r} of case {case_id!r} does not launch {kernel!r}")
     return Explanation(case, kernel, variant, tuple(out), tuple(absent), analysis.thresholds)
@@ -137,15 +140,18 @@ def explain(
 
 def _launch(r: LaunchResult, machine: Machine, launch: Launch, names: Mapping[str, str],
             advice: Advice) -> LaunchExplanation:  # fmt: skip
-    rows = tuple(_row(use, r, names) for use in r.get(ResourceView).resources)
+    rows = tuple(_row(use, names) for use in r.get(ResourceView).resources)
     return LaunchExplanation(
         r, machine, launch, rows, advice.for_launch(r.case, r.variant, r.index)
     )
 
 
-def _row(use: ResourceUse, r: LaunchResult, names: Mapping[str, str]) -> ResourceRow:
+#: The analysis's role of a resource (:class:`ResourceUse`) in explain's words.
+_ROLES = {"binding": "binds", "runner-up": "runner-up", "": ""}
+
+
+def _row(use: ResourceUse, names: Mapping[str, str]) -> ResourceRow:
     resource = use.resource
-    role = "binds" if resource == r.binding else "runner-up" if resource == r.runner_up else ""
     return ResourceRow(
         resource=resource,
         name=names.get(resource, resource),
@@ -156,6 +162,6 @@ def _row(use: ResourceUse, r: LaunchResult, names: Mapping[str, str]) -> Resourc
         seconds=use.seconds,
         datasheet_seconds=use.datasheet_seconds,
         share_of_measured=use.share_of_measured,
-        role=role,
+        role=_ROLES[use.role],
         note=use.note if use.known else use.why_unknown,
     )

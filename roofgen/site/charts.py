@@ -167,10 +167,8 @@ def _points(case: CaseResult, machine: Machine, names: Mapping[str, str]) -> tup
     for variant in case.variants:
         if variant.machine != machine.id:
             continue
-        seen: dict[str, int] = {}
         for launch in variant.launches:
-            seen[launch.kernel] = seen.get(launch.kernel, 0) + 1
-            for r, label, order, shape in _shown(launch, seen[launch.kernel]):
+            for r, label, order, shape in _shown(launch, launch.occurrence):
                 binding = names.get(r.binding, r.binding) if r.binding else None
                 points += launch_points(
                     r,

@@ -51,13 +51,9 @@ def launch_items(case: CaseResult, machine_id: str) -> Iterator[Item]:
     for v in case.variants:
         if v.machine != machine_id:
             continue
-        counts: dict[str, int] = {}
+        repeated = {r.kernel for r in v.launches if r.occurrence > 1}
         for r in v.launches:
-            counts[r.kernel] = counts.get(r.kernel, 0) + 1
-        seen: dict[str, int] = {}
-        for r in v.launches:
-            seen[r.kernel] = seen.get(r.kernel, 0) + 1
-            number = str(seen[r.kernel]) if counts[r.kernel] > 1 else ""
+            number = str(r.occurrence) if r.kernel in repeated else ""
             key = LaunchKey(case.case.id, v.variant, r.kernel, number)
             yield Item(v, r, r.launch, case.case.kernel(r.kernel), key)
 

@@ -29,10 +29,8 @@ def _launches(analysis: Analysis) -> Iterator[tuple[str, str, LaunchResult, int]
     """(case, variant, launch result, occurrence of its kernel) for every launch."""
     for case in analysis.cases:
         for v in case.variants:
-            seen: dict[str, int] = {}
             for r in v.launches:
-                seen[r.kernel] = seen.get(r.kernel, 0) + 1
-                yield case.case.id, v.variant, r, seen[r.kernel]
+                yield case.case.id, v.variant, r, r.occurrence
 
 
 def _points(

@@ -122,12 +122,7 @@ def _variant_interval(
 
 
 def _keys(v: VariantResult) -> list[tuple[str, int]]:
-    seen: dict[str, int] = {}
-    keys = []
-    for r in v.launches:
-        seen[r.kernel] = seen.get(r.kernel, 0) + 1
-        keys.append((r.kernel, seen[r.kernel]))
-    return keys
+    return [(r.kernel, r.occurrence) for r in v.launches]
 
 
 def _movement(a: LaunchResult | VariantResult, b: LaunchResult | VariantResult) -> Movement:

@@ -117,6 +117,17 @@ def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield folder
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_progress_ticks() -> Iterator[None]:
+    """Off a terminal, a step that outlasts ``PROGRESS_EVERY_S`` (10 s) writes a progress
+    line to stderr; on a loaded machine an ordinary check can, and tests that compare a
+    command's stderr exactly would see it. In-process commands tick once an hour here;
+    the ticker itself is tested with intervals of its own (tests/test_ci_output.py)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("roofgen.commands.common.PROGRESS_EVERY_S", 3600.0)
+        yield
+
+
 @pytest.fixture(scope="session")
 def chromium_executable() -> str:
     """Path of the Chromium for browser tests (skip, or fail in CI, when missing)."""

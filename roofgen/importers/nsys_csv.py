@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roofgen.importers import ImportFailure
-from roofgen.importers.nsys_schema import GRID_BLOCK, INT64_MAX, MAX_THREADS
+from roofgen.importers.nsys_schema import GRID_BLOCK, INT64_MAX
+from roofgen.importers.trace_checks import MAX_THREADS
 
 if TYPE_CHECKING:
     from roofgen.importers.nsys import Options

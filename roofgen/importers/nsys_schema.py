@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roofgen.importers import ImportFailure
+from roofgen.importers.trace_checks import BLOCK_LIMITS, GRID_LIMITS, MAX_THREADS
 
 KERNELS = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
@@ -50,17 +51,20 @@ def _ident(column: str) -> Rule:
     return Rule(column, 0, INT64_MAX, True, "an id, 0 to 2^63-1")
 
 
-# CUDA's launch bounds: grid x up to 2^31-1, y and z up to 65,535; a block's x and y up
-# to 1,024, z up to 64, and at most 1,024 threads in all (checked with the product).
-GRID_BLOCK = (
-    Rule("gridX", 1, 2**31 - 1, False, "a grid size, 1 to 2^31-1"),
-    Rule("gridY", 1, 65535, False, "a grid size, 1 to 65,535"),
-    Rule("gridZ", 1, 65535, False, "a grid size, 1 to 65,535"),
-    Rule("blockX", 1, 1024, False, "a block size, 1 to 1,024"),
-    Rule("blockY", 1, 1024, False, "a block size, 1 to 1,024"),
-    Rule("blockZ", 1, 64, False, "a block size, 1 to 64"),
-)
-MAX_THREADS = 1024
+# CUDA's launch bounds (trace_checks): a size of at least 1 in each column, and at most
+# MAX_THREADS threads in a block in all (checked with the product).
+def _dims(kind: str, limits: tuple[int, ...]) -> tuple[Rule, ...]:
+    return tuple(
+        Rule(f"{kind}{axis}", 1, limit, False, f"a {kind} size, 1 to {_shown(limit)}")
+        for axis, limit in zip("XYZ", limits, strict=True)
+    )
+
+
+def _shown(limit: int) -> str:
+    return "2^31-1" if limit == 2**31 - 1 else f"{limit:,}"
+
+
+GRID_BLOCK = (*_dims("grid", GRID_LIMITS), *_dims("block", BLOCK_LIMITS))
 
 # Checked on every row read, in SQL: the times. A kernel's name and shape are checked
 # once per group of rows (name, grid and block: a few thousand at most), its device

@@ -17,11 +17,12 @@ from typing import Any
 
 from roofgen.importers import ImportFailure
 
-__all__ = ["check_trace", "timed"]
+__all__ = ["BLOCK_LIMITS", "GRID_LIMITS", "MAX_THREADS", "check_trace", "timed"]
 
-_GRID = (2**31 - 1, 65535, 65535)
-_BLOCK = (1024, 1024, 64)
-_THREADS = 1024
+#: CUDA's launch bounds, x, y, z (the importers' one home for them).
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+BLOCK_LIMITS = (1024, 1024, 64)
+MAX_THREADS = 1024  # in a block, all three sizes multiplied
 
 
 def _where(trace: Any) -> str:
@@ -37,8 +38,9 @@ def _shape_problem(dims: tuple[Any, ...], limits: tuple[int, ...], what: str) ->
                 f"{what} {list(dims)}: its {'xyz'[axis]} size is {size!r}, and CUDA's is "
                 f"1 to {limit:,}"
             )
-    if what == "block" and math.prod(dims) > _THREADS:
-        return f"block {list(dims)}: {math.prod(dims):,} threads, and CUDA's at most {_THREADS:,}"
+    threads = math.prod(dims)
+    if what == "block" and threads > MAX_THREADS:
+        return f"block {list(dims)}: {threads:,} threads, and CUDA's at most {MAX_THREADS:,}"
     return None
 
 
@@ -47,9 +49,9 @@ def check_trace(trace: Any) -> None:
     for entry in trace.kernels:
         problem = None
         if entry.grid is not None:
-            problem = _shape_problem(tuple(entry.grid), _GRID, "grid")
+            problem = _shape_problem(tuple(entry.grid), GRID_LIMITS, "grid")
         if problem is None and entry.block is not None:
-            problem = _shape_problem(tuple(entry.block), _BLOCK, "block")
+            problem = _shape_problem(tuple(entry.block), BLOCK_LIMITS, "block")
         if problem is None and (entry.count < 1 or entry.min_ns < 0 or entry.total_ns < 0):
             problem = "a run of negative time (it ends before it starts)"
         if problem is not None:

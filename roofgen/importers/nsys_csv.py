@@ -142,7 +142,7 @@ def _load(
 ) -> tuple[int, int]:
     """Kernel rows into ``temp.k``, in chunks; the copies and memsets left out and
     their time (ns)."""
-    from roofgen.importers.nsys_sql import safe_name
+    from roofgen.importers.kernel_names import clean_name
 
     rows: list[tuple[object, ...]] = []
     skipped, skipped_ns = 0, 0
@@ -165,7 +165,7 @@ def _load(
         _fits(start, dur, dims, path, number)
         rows.append(
             (
-                safe_name(fields[column["Name"]]),
+                clean_name(fields[column["Name"]]),
                 *dims,
                 start,
                 start + dur,

@@ -144,13 +144,6 @@ def _sqlite_failure(where: str, exc: sqlite3.DatabaseError, budget: _Budget) -> 
     )
 
 
-def safe_name(name: str) -> str:
-    """A kernel name as a case may hold it: kernel_names.clean_name (cut, a control
-    character written as its escape); bytes that were not UTF-8 are already U+FFFD
-    (the connection's text factory)."""
-    return clean_name(name)
-
-
 def _dims(*values: object) -> tuple[int, ...] | None:
     dims = tuple(v for v in values if isinstance(v, int))
     return dims if len(dims) == len(values) else None
@@ -220,7 +213,7 @@ def aggregate(
     lookup = names(db, [key[0] for key in groups])
     kernels = []
     for (name_key, gx, gy, gz, bx, by, bz), (count, total, low, high) in groups.items():
-        name = safe_name(lookup.get(name_key, str(name_key)))
+        name = clean_name(lookup.get(name_key, str(name_key)))  # not UTF-8: U+FFFD already
         grid = _dims(gx, gy, gz)
         block = _dims(bx, by, bz)
         kernels.append(

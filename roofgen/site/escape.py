@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-__all__ = ["html_escape", "md_escape", "md_text", "plain_text", "safe_url"]
+__all__ = ["html_escape", "markdown_source", "md_escape", "md_text", "plain_text", "safe_url"]
 
 _MD_ENTITIES = {
     "&": "&amp;",
@@ -121,6 +121,12 @@ def _narrative_token(match: re.Match[str]) -> str:
     return text  # code span, blockquote marker
 
 
+def markdown_source(value: object) -> str:
+    """A Markdown field's text as it is rendered: control characters dropped, CRLF line
+    endings made LF, blank lines at either end removed."""
+    return _CONTROL.sub("", str(value)).replace("\r\n", "\n").strip("\n")
+
+
 def md_text(value: object) -> str:
     """roofgen's own Markdown prose, rendered as Markdown, with raw HTML neutralised
     (a spec's Markdown goes through :func:`roofgen.site.narrative.narrative_html`).
@@ -129,7 +135,7 @@ def md_text(value: object) -> str:
     targets (``javascript:``, relative paths, anchors) are shown as text. Images
     become plain links, so a page never loads anything from another host.
     """
-    text = _CONTROL.sub("", str(value)).replace("\r\n", "\n").strip("\n")
+    text = markdown_source(value)
     return _NARRATIVE.sub(_narrative_token, text)
 
 

@@ -34,7 +34,7 @@ import markdown
 import nh3
 from markdown.treeprocessors import Treeprocessor
 
-from roofgen.site.escape import html_escape
+from roofgen.site.escape import html_escape, markdown_source
 from roofgen.site.rawhtml import NARRATIVE_OPEN
 
 __all__ = ["TAGS", "URL_SCHEMES", "narrative_html", "render", "sanitise"]
@@ -50,7 +50,6 @@ TAGS = frozenset(
 URL_SCHEMES = frozenset({"http", "https", "mailto"})
 _ALIGN = {"align": {"left", "right", "center"}}
 _LINKABLE = re.compile(r"(?:https?://[^/\\\s]|mailto:\S)", re.IGNORECASE)
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
 
 
@@ -147,8 +146,7 @@ def _markdown() -> markdown.Markdown:
 
 def render(text: str) -> str:
     """``text`` (Markdown) as sanitised HTML, rendered on its own."""
-    source = _CONTROL.sub("", text).replace("\r\n", "\n").strip("\n")
-    return sanitise(_markdown().reset().convert(source)).strip("\n")
+    return sanitise(_markdown().reset().convert(markdown_source(text))).strip("\n")
 
 
 def narrative_html(value: object, lead: object = "") -> str:
